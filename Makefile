@@ -1,0 +1,32 @@
+# The README's two commands: `make demo` (set up + main job) and `make test` (set up + tests).
+# Downloads are cached: pip in ~/.cache/pip, Maven in ~/.m2, the node's jars in ~/.cache/toolsift.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup node demo test test-slow clean
+
+$(BIN)/toolsift: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	@touch $@
+
+setup: $(BIN)/toolsift
+
+node: setup
+	$(BIN)/toolsift node install
+	$(BIN)/toolsift node start
+
+demo: node
+	$(BIN)/toolsift demo
+
+test: node
+	$(BIN)/python -m pytest
+
+test-slow: node
+	$(BIN)/python -m pytest -m slow
+
+clean:
+	-$(BIN)/toolsift node stop
+	rm -rf $(VENV) build *.egg-info

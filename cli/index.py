@@ -1,0 +1,59 @@
+"""``toolsift index``: inspect and drop index versions."""
+
+from __future__ import annotations
+
+import click
+
+from toolsift.cli._context import AppContext, pass_app
+from toolsift.cli._output import emit_json, table
+
+
+@click.group()
+def index() -> None:
+    """Inspect index versions and aliases."""
+
+
+@index.command("status")
+@click.option("--json", "as_json", is_flag=True)
+@pass_app
+def status(app: AppContext, as_json: bool) -> None:
+    """Show the alias, its current version, embedding model and document counts."""
+    from toolsift.mappings.index import IndexManager
+
+    settings = app.settings()
+    client = app.client()
+    manager = IndexManager(client, settings.index)
+    info = manager.require()
+    counts = {
+        entity: client.count(index=info.index, body={"query": {"term": {"entity": entity}}})["count"]
+        for entity in ("agent", "tool")
+    }
+    data = {
+        "alias": info.alias,
+        "index": info.index,
+        "versions": manager.versions(),
+        "embedding_model": info.embedding_model,
+        "embedding_dim": info.embedding_dim,
+        "schema_current": manager.is_current_schema(info),
+        "documents": counts,
+        "catalogs": info.catalogs,
+    }
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(table(["alias", "index", "model", "dim", "agents", "tools", "schema"], [[
+        info.alias, info.index, info.embedding_model, info.embedding_dim, counts["agent"], counts["tool"],
+        "current" if data["schema_current"] else "outdated (rebuild)",
+    ]]))
+
+
+@index.command("drop")
+@click.confirmation_option(prompt="Delete every version of this index, its alias and template?")
+@pass_app
+def drop(app: AppContext) -> None:
+    """Delete every version of the configured index alias."""
+    from toolsift.mappings.index import IndexManager
+
+    settings = app.settings()
+    IndexManager(app.client(), settings.index).delete_all()
+    click.echo(f"dropped {settings.index}")

@@ -1,0 +1,66 @@
+"""``toolsift ingest``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from toolsift.cli._context import AppContext, pass_app
+from toolsift.cli._output import emit_json, table
+from toolsift.cli._progress import progress_bars
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--format", "fmt", help="Catalog format (default: detected): toolret, mcp, openai, openapi, beir, mftr.")
+@click.option("--index", "index_alias", help="Index alias to write to (default: the configured one).")
+@click.option("--strict", is_flag=True, help="Write nothing when any record is bad.")
+@click.option("--prune", is_flag=True, help="Delete tools of this catalog's source that it no longer lists.")
+@click.option("--rebuild", is_flag=True, help="Build a new index version beside the current one and swap the alias.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar, only the summary line.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_app
+def ingest(
+    app: AppContext,
+    path: Path,
+    fmt: str | None,
+    index_alias: str | None,
+    strict: bool,
+    prune: bool,
+    rebuild: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """Load the catalog at PATH, standardise, embed and index it.
+
+    Re-ingesting an unchanged catalog writes nothing; changed tools are updated. By default every
+    valid record is indexed and the command exits non-zero listing the rejected ones.
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.ingest.pipeline import ingest_catalog
+
+    settings = app.settings(index=index_alias)
+    client = app.client()
+    embedder = load_embedder(settings)
+    with progress_bars(not (quiet or as_json)) as progress:
+        report = ingest_catalog(
+            client, settings, embedder, path, fmt=fmt, strict=strict, prune=prune, rebuild=rebuild, progress=progress
+        )
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        click.echo(
+            f"{report.catalog} ({report.format}) → {report.index}: {report.agents} agents, {report.tools} tools; "
+            f"created {report.created}, updated {report.updated}, unchanged {report.unchanged}, "
+            f"deleted {report.deleted}, rejected {len(report.rejected)}, failed {len(report.failed)} "
+            f"in {report.seconds:.1f}s"
+        )
+        if report.rejected:
+            click.echo(table(["position", "id", "field", "reason"], [
+                [e.position, e.record_id or "", e.field or "", e.reason] for e in report.rejected
+            ]), err=True)
+        for failure in report.failed:
+            click.echo(f"failed: {failure}", err=True)
+    if not report.ok:
+        raise SystemExit(1)

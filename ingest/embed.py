@@ -1,0 +1,76 @@
+"""Stage 3 of ingest: turn normalised records into index documents with their embeddings.
+
+Every non-empty text with a vector field in the model gets one; empty fields get no vector (the
+field is simply absent, so k-NN never matches a placeholder). Texts are encoded in one batch per
+chunk of documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any
+
+from toolsift.embedding import Embedder
+from toolsift.mappings import AgentDoc, F, ToolDoc, vector_field
+
+__all__ = ["to_index_documents", "document_texts"]
+
+IndexDocument = dict[str, Any]
+
+
+def document_texts(doc: ToolDoc | AgentDoc) -> list[str]:
+    """Every text of ``doc`` that gets an embedding, in a fixed order."""
+    texts: list[str] = []
+    for f in fields(doc):
+        if not f.metadata.get("vector"):
+            continue
+        value = getattr(doc, f.name)
+        if f.name == "parameters":
+            texts.extend(p.embedding_text for p in value)
+        elif f.name == "examples":
+            texts.extend(e for e in value if e)
+        elif value:
+            texts.append(value)
+    return texts
+
+
+def _body(doc: ToolDoc | AgentDoc, vec: dict[str, list[float]]) -> IndexDocument:
+    body: IndexDocument = {F.content_hash: doc.content_hash}
+    for f in fields(doc):
+        value = getattr(doc, f.name)
+        if f.name == "parameters":
+            body[F.parameters] = [
+                {
+                    "name": p.name,
+                    "type": p.type,
+                    "description": p.description,
+                    "required": p.required,
+                    "vector": vec[p.embedding_text],
+                }
+                for p in value
+            ]
+        elif f.name == "examples":
+            body[F.examples] = [{"text": e, "vector": vec[e]} for e in value if e]
+        elif isinstance(value, tuple):
+            body[f.name] = list(value)
+        elif value is not None:
+            body[f.name] = value
+            if f.metadata.get("vector") and value:
+                body[vector_field(f.name)] = vec[value]
+    if isinstance(doc, ToolDoc):
+        body[F.entity] = "tool"
+        if doc.agent_id:
+            body[F.relation] = {"name": "tool", "parent": doc.agent_id}
+    else:
+        body[F.entity] = "agent"
+        body[F.relation] = {"name": "agent"}
+    return body
+
+
+def to_index_documents(embedder: Embedder, docs: Sequence[ToolDoc | AgentDoc]) -> list[IndexDocument]:
+    """Index bodies (fields + vectors + bookkeeping) for ``docs``, embedding their texts in one batch."""
+    texts = list(dict.fromkeys(t for d in docs for t in document_texts(d)))
+    matrix = embedder.encode_document(texts)
+    vec = {t: matrix[i].tolist() for i, t in enumerate(texts)}
+    return [_body(d, vec) for d in docs]

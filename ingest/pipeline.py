@@ -1,0 +1,378 @@
+"""Ingest a catalog: load → normalise → embed → bulk index, idempotently and safely.
+
+Two passes over the catalog. The first normalises every record without writing anything, so bad
+records (malformed, missing names, wrong types, oversized, duplicate ids, unknown owners) are all
+known before the index is touched: with ``strict=True`` any of them stops the ingest with nothing
+written; otherwise every valid record is indexed and the report lists the rejects. The second pass
+streams the records again, skips those whose content hash the index already holds, embeds the rest
+in batches and writes them with opensearch-py's ``streaming_bulk`` (429s retried with backoff;
+every per-item failure reported). ``prune`` deletes documents of the same source that the catalog
+no longer has; ``rebuild`` fills a new index version and swaps the alias only when it succeeded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from opensearchpy import OpenSearch
+from opensearchpy.helpers import streaming_bulk
+
+from toolsift.config import Settings
+from toolsift.embedding import Embedder
+from toolsift.errors import CatalogRecordError, CatalogRejectedError, IndexingError
+from toolsift.ingest.embed import to_index_documents
+from toolsift.ingest.loaders import detect_format, load_catalog
+from toolsift.ingest.normalise import normalise_agent, normalise_tool
+from toolsift.ingest.records import RawAgent, RawTool, RejectedRecord
+from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
+from toolsift.mappings.index import IndexManager
+
+__all__ = ["IngestReport", "ingest_catalog", "catalog_fingerprint", "ProgressCallback"]
+
+#: ``(stage, done, total)``; stages are "validate" and "index".
+ProgressCallback = Callable[[str, int, int], None]
+
+_EMBED_BATCH = 64
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did. ``ok`` is False when any record was rejected or any write failed."""
+
+    catalog: str
+    format: str
+    index: str = ""
+    agents: int = 0
+    tools: int = 0
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    rejected: list[CatalogRecordError] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    catalog_unchanged: bool = False
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    texts_embedded: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.rejected and not self.failed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "catalog": self.catalog,
+            "format": self.format,
+            "index": self.index,
+            "agents": self.agents,
+            "tools": self.tools,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "rejected": [e.to_dict() for e in self.rejected],
+            "failed": self.failed,
+            "catalog_unchanged": self.catalog_unchanged,
+            "seconds": round(self.seconds, 3),
+            "embed_seconds": round(self.embed_seconds, 3),
+            "texts_embedded": self.texts_embedded,
+            "ok": self.ok,
+        }
+
+
+def catalog_fingerprint(path: Path) -> str:
+    """SHA-256 of the catalog file's bytes (a folder: of its files' names and bytes)."""
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
+        with file.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+Doc = ToolDoc | AgentDoc
+
+
+def _normalised(
+    records: Iterable[RawTool | RawAgent | RejectedRecord], max_chars: int
+) -> Iterator[tuple[str, Doc | CatalogRecordError]]:
+    """(position, document or the error that rejects it) for every record."""
+    for rec in records:
+        if isinstance(rec, RejectedRecord):
+            yield rec.position, rec.to_error()
+            continue
+        try:
+            doc: Doc = (
+                normalise_agent(rec, max_field_chars=max_chars)
+                if isinstance(rec, RawAgent)
+                else normalise_tool(rec, max_field_chars=max_chars)
+            )
+        except CatalogRecordError as exc:
+            yield rec.position, exc
+            continue
+        yield rec.position, doc
+
+
+def _doc_id(doc: Doc) -> str:
+    return doc.agent_id if isinstance(doc, AgentDoc) else doc.tool_id
+
+
+@dataclass
+class _Validation:
+    hashes: dict[str, str] = field(default_factory=dict)
+    accepted_positions: set[str] = field(default_factory=set)
+    sources: set[str] = field(default_factory=set)
+    rejected: list[CatalogRecordError] = field(default_factory=list)
+    agents: int = 0
+    tools: int = 0
+
+
+def _validate(path: Path, fmt: str, max_chars: int, progress: ProgressCallback | None) -> _Validation:
+    result = _Validation()
+    first_seen: dict[str, str] = {}
+    agent_ids: set[str] = set()
+    label = str(path)
+    for count, (position, item) in enumerate(_normalised(load_catalog(path, fmt), max_chars), start=1):
+        if progress:
+            progress("validate", count, 0)
+        if isinstance(item, CatalogRecordError):
+            result.rejected.append(item)
+            continue
+        doc_id = _doc_id(item)
+        if doc_id in first_seen:
+            result.rejected.append(
+                CatalogRecordError(
+                    item.source or label,
+                    position,
+                    f"duplicate id {doc_id!r} (first seen at {first_seen[doc_id]})",
+                    record_id=doc_id,
+                )
+            )
+            continue
+        if isinstance(item, ToolDoc) and item.agent_id and item.agent_id not in agent_ids:
+            result.rejected.append(
+                CatalogRecordError(
+                    item.source or label,
+                    position,
+                    f"owner {item.agent_id!r} is not an agent of this catalog (agents come before their tools)",
+                    record_id=doc_id,
+                    field="agent_id",
+                )
+            )
+            continue
+        first_seen[doc_id] = position
+        if isinstance(item, AgentDoc):
+            agent_ids.add(doc_id)
+            result.agents += 1
+        else:
+            result.tools += 1
+        result.hashes[doc_id] = item.content_hash
+        result.accepted_positions.add(position)
+        result.sources.add(item.source)
+    return result
+
+
+def _existing_hashes(client: OpenSearch, index: str, ids: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), 1000):  # ids queries search every shard: no routing needed
+        chunk = ids[start : start + 1000]
+        answer = client.search(
+            index=index,
+            body={"size": len(chunk), "_source": [F.content_hash], "query": {"ids": {"values": chunk}}},
+        )
+        for hit in answer["hits"]["hits"]:
+            out[hit["_id"]] = hit["_source"].get(F.content_hash, "")
+    return out
+
+
+def ingest_catalog(
+    client: OpenSearch,
+    settings: Settings,
+    embedder: Embedder,
+    path: Path,
+    *,
+    fmt: str | None = None,
+    strict: bool = False,
+    prune: bool = False,
+    rebuild: bool = False,
+    skip_if_unchanged: bool = False,
+    progress: ProgressCallback | None = None,
+) -> IngestReport:
+    """Ingest the catalog at ``path`` into the index behind ``settings.index``.
+
+    Args:
+        client: connected client.
+        settings: index alias, shards, limits.
+        embedder: the embedding model (its name and dimension must match the index's).
+        path: the catalog file.
+        fmt: loader name; detected from the file when None.
+        strict: write nothing when any record is bad (raises :class:`CatalogRejectedError`).
+        prune: delete documents of this catalog's source(s) that the catalog no longer has.
+        rebuild: build a new index version beside the current one and swap the alias to it.
+        skip_if_unchanged: return at once when the index recorded this exact catalog file already.
+        progress: called as records are validated and indexed.
+
+    Returns:
+        The :class:`IngestReport`; ``report.ok`` is False when records were rejected or writes failed.
+
+    Raises:
+        CatalogError: the file cannot be read or parsed as a catalog.
+        CatalogRejectedError: ``strict`` and at least one record is bad (nothing was written).
+        IndexMismatchError: the index was built for another embedding model or schema.
+        IndexingError: the bulk writes failed entirely (e.g. the node went away).
+    """
+    started = time.perf_counter()
+    path = Path(path)
+    fmt = fmt or detect_format(path)
+    report = IngestReport(catalog=str(path), format=fmt)
+    fingerprint = catalog_fingerprint(path)
+    manager = IndexManager(client, settings.index, shards=settings.shards, replicas=settings.replicas)
+
+    if skip_if_unchanged and not rebuild:
+        info = manager.current()
+        if info is not None:
+            recorded = info.catalogs.get(fingerprint)
+            if recorded and manager.is_current_schema(info):
+                manager.check_model(info, embedder.name, embedder.dimension)
+                report.index = info.index
+                report.catalog_unchanged = True
+                report.agents = int(recorded.get("agents", 0))
+                report.tools = int(recorded.get("tools", 0))
+                report.unchanged = report.agents + report.tools
+                report.seconds = time.perf_counter() - started
+                return report
+
+    validation = _validate(path, fmt, settings.max_field_chars, progress)
+    report.rejected = validation.rejected
+    report.agents, report.tools = validation.agents, validation.tools
+    if strict and validation.rejected:
+        raise CatalogRejectedError(str(path), validation.rejected)
+
+    if rebuild:
+        target = manager.create_version(embedder.name, embedder.dimension)
+    else:
+        target = manager.ensure(embedder.name, embedder.dimension).index
+    report.index = target
+
+    try:
+        existing = _existing_hashes(client, target, list(validation.hashes))
+        actions = _actions(path, fmt, settings, embedder, validation, existing, target, report, progress)
+        for ok, item in streaming_bulk(
+            client,
+            actions,
+            chunk_size=200,
+            max_retries=5,
+            initial_backoff=1,
+            max_backoff=30,
+            raise_on_error=False,
+            raise_on_exception=True,
+        ):
+            if not ok:
+                op, detail = next(iter(item.items()))
+                report.failed.append(
+                    {"id": detail.get("_id"), "op": op, "status": detail.get("status"), "error": detail.get("error")}
+                )
+        if prune:
+            report.deleted = _prune(client, target, validation)
+        client.indices.refresh(index=target)
+    except Exception:
+        if rebuild:  # a half-filled new version is never swapped in
+            client.indices.delete(index=target, ignore_unavailable=True)
+        raise
+    report.created -= sum(1 for f in report.failed if f["id"] not in existing)
+    report.updated -= sum(1 for f in report.failed if f["id"] in existing)
+
+    if report.failed and rebuild:
+        client.indices.delete(index=target, ignore_unavailable=True)
+        raise IndexingError(
+            f"{len(report.failed)} document(s) failed to index; the new version was discarded",
+            report.failed,
+        )
+    if not report.rejected and not report.failed:
+        info = manager._info(target)
+        catalogs = dict(info.catalogs)
+        catalogs[fingerprint] = {
+            "path": str(path),
+            "format": fmt,
+            "agents": report.agents,
+            "tools": report.tools,
+            "ingested_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        manager.update_meta(target, catalogs=catalogs)
+    if rebuild:
+        manager.swap(target, delete_old=True)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _actions(
+    path: Path,
+    fmt: str,
+    settings: Settings,
+    embedder: Embedder,
+    validation: _Validation,
+    existing: dict[str, str],
+    index: str,
+    report: IngestReport,
+    progress: ProgressCallback | None,
+) -> Iterator[dict[str, Any]]:
+    total = len(validation.hashes)
+    done = 0
+    batch: list[Doc] = []
+
+    def flush() -> Iterator[dict[str, Any]]:
+        t0 = time.perf_counter()
+        bodies = to_index_documents(embedder, batch)
+        report.embed_seconds += time.perf_counter() - t0
+        for doc, body in zip(batch, bodies):
+            doc_id = _doc_id(doc)
+            action: dict[str, Any] = {"_op_type": "index", "_index": index, "_id": doc_id, "_source": body}
+            if isinstance(doc, ToolDoc) and doc.agent_id:
+                action["_routing"] = tool_routing(doc)
+            yield action
+        batch.clear()
+
+    for position, item in _normalised(load_catalog(path, fmt), settings.max_field_chars):
+        if isinstance(item, CatalogRecordError) or position not in validation.accepted_positions:
+            continue
+        doc_id = _doc_id(item)
+        done += 1
+        if progress:
+            progress("index", done, total)
+        if existing.get(doc_id) == validation.hashes[doc_id]:
+            report.unchanged += 1
+            continue
+        if doc_id in existing:
+            report.updated += 1
+        else:
+            report.created += 1
+        batch.append(item)
+        if len(batch) >= _EMBED_BATCH:
+            yield from flush()
+    if batch:
+        yield from flush()
+
+
+def _prune(client: OpenSearch, index: str, validation: _Validation) -> int:
+    if not validation.sources:
+        return 0
+    answer = client.delete_by_query(
+        index=index,
+        body={
+            "query": {
+                "bool": {
+                    "filter": [{"terms": {F.source: sorted(validation.sources)}}],
+                    "must_not": [{"ids": {"values": list(validation.hashes)}}],
+                }
+            }
+        },
+        params={"refresh": "true", "conflicts": "proceed"},
+    )
+    return int(answer.get("deleted", 0))

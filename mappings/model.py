@@ -1,0 +1,199 @@
+"""The document model: the one place that says what a tool and an agent document hold.
+
+The index template (:mod:`toolsift.mappings.template`) is derived from these records' field metadata,
+and code that needs a field name takes it from :data:`F` or :func:`vector_field`, never from a string
+literal, so the records, the mapping and the queries cannot drift apart.
+
+Tools and agents live in one index (Tool-to-Agent Retrieval §2): an ``agent`` document is the parent
+side of the ``relation`` join field, a ``tool`` document the child, routed to its agent's shard. A tool
+without an owner carries no join value and is still searchable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "ParameterDoc",
+    "ToolDoc",
+    "AgentDoc",
+    "Entity",
+    "F",
+    "vector_field",
+    "TEXT_FIELDS",
+    "VECTOR_FIELDS",
+    "NESTED_VECTOR_FIELDS",
+    "tool_routing",
+]
+
+#: Bumped whenever the derived mapping changes in a way that needs a new index version.
+SCHEMA_VERSION = 1
+
+Entity = Literal["tool", "agent"]
+
+# Field kinds understood by the template builder.
+#   keyword | text | text_keyword | baseline_text | boolean | nested | stored | join
+# ``baseline_text`` is analysed like the papers' BM25 baselines (Lucene's English analyzer), so the
+# Full-Doc figures are comparable; the MFTR fields use toolsift's identifier-aware analyzer.
+# ``vector=True`` adds a ``knn_vector`` sibling (``<name>_vector``; inside nested docs: ``vector``).
+
+
+def _f(kind: str, *, vector: bool = False, default: Any = None, factory: Any = None) -> Any:
+    meta = {"kind": kind, "vector": vector}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class ParameterDoc:
+    """One input parameter of a tool (MFTR's ``parameters`` field, one nested document each).
+
+    ``required`` is True unless the documentation says the parameter is optional.
+    """
+
+    name: str = _f("text_keyword")
+    type: str = _f("keyword", default="")
+    description: str = _f("text", default="")
+    required: bool = _f("boolean", default=True)
+
+    @property
+    def embedding_text(self) -> str:
+        return f"{self.name}: {self.description}" if self.description else self.name
+
+
+@dataclass(frozen=True)
+class ToolDoc:
+    """A tool in the MFTR schema plus the Tool-DE profile, ready to embed and index.
+
+    Args:
+        tool_id: stable id, the document ``_id``; unique within the index.
+        name: the tool's callable name.
+        source: the catalog it came from (a short label, e.g. ``toolret/apibank``).
+        agent_id: id of the owning agent / MCP server document, or None.
+        description: what the tool does (MFTR description field).
+        parameters: its inputs (MFTR parameters field, nested).
+        response: what it returns (MFTR response field).
+        examples: user intents it serves (MFTR examples field, nested; best match counts).
+        function, tags, when_to_use, limitations: the Tool-DE profile (empty unless a doc or an
+            LLM expansion supplies them; never invented).
+        full_doc: the flat-document baseline text (the raw documentation serialised).
+        raw: the documentation exactly as the catalog gave it; stored, not indexed.
+    """
+
+    tool_id: str = _f("keyword")
+    name: str = _f("text_keyword")
+    source: str = _f("keyword", default="")
+    agent_id: str | None = _f("keyword", default=None)
+    description: str = _f("text", vector=True, default="")
+    parameters: tuple[ParameterDoc, ...] = _f("nested", vector=True, factory=tuple)
+    response: str = _f("text", vector=True, default="")
+    examples: tuple[str, ...] = _f("nested", vector=True, factory=tuple)
+    function: str = _f("text", default="")
+    tags: tuple[str, ...] = _f("text_keyword", factory=tuple)
+    when_to_use: str = _f("text", default="")
+    limitations: str = _f("text", default="")
+    full_doc: str = _f("baseline_text", vector=True, default="")
+    raw: dict[str, Any] = _f("stored", factory=dict)
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of everything indexed; unchanged hash means re-ingest writes nothing."""
+        return content_hash(self)
+
+    @property
+    def required_parameters(self) -> tuple[ParameterDoc, ...]:
+        return tuple(p for p in self.parameters if p.required)
+
+
+@dataclass(frozen=True)
+class AgentDoc:
+    """An agent / MCP server: the parent side of the join, searchable like a tool.
+
+    Args:
+        agent_id: stable id, the document ``_id`` (prefixed so it never collides with a tool id).
+        name: the agent's or server's name.
+        description: what it offers.
+        source: the catalog it came from.
+        tags: categories from the catalog.
+        full_doc: its documentation serialised, for the flat baseline.
+        raw: the catalog entry without its tools; stored, not indexed.
+    """
+
+    agent_id: str = _f("keyword")
+    name: str = _f("text_keyword")
+    description: str = _f("text", vector=True, default="")
+    source: str = _f("keyword", default="")
+    tags: tuple[str, ...] = _f("text_keyword", factory=tuple)
+    full_doc: str = _f("baseline_text", vector=True, default="")
+    raw: dict[str, Any] = _f("stored", factory=dict)
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash(self)
+
+
+def content_hash(doc: ToolDoc | AgentDoc) -> str:
+    payload = json.dumps(asdict(doc), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(f"{SCHEMA_VERSION}:{payload}".encode()).hexdigest()
+
+
+def tool_routing(doc: ToolDoc) -> str:
+    """Routing key of a tool: its agent's id (children live on the parent's shard), else its own."""
+    return doc.agent_id or doc.tool_id
+
+
+class _FieldNames:
+    """Index field names, from the records above plus the bookkeeping fields of every document."""
+
+    entity = "entity"  # "tool" | "agent"
+    relation = "relation"  # join field: agent (parent) -> tool (child)
+    content_hash = "content_hash"
+    # nested sub-fields
+    param_name = "parameters.name"
+    param_type = "parameters.type"
+    param_description = "parameters.description"
+    param_required = "parameters.required"
+    param_vector = "parameters.vector"
+    example_text = "examples.text"
+    example_vector = "examples.vector"
+
+    def __init__(self) -> None:
+        for record in (ToolDoc, AgentDoc):
+            for f in fields(record):
+                setattr(self, f.name, f.name)
+
+    def __getattr__(self, name: str) -> str:  # pragma: no cover - only for type checkers
+        raise AttributeError(f"no index field named {name!r}")
+
+
+F: Any = _FieldNames()
+
+
+def vector_field(name: str) -> str:
+    """The ``knn_vector`` field that holds the embedding of text field ``name``."""
+    if name == "parameters":
+        return F.param_vector
+    if name == "examples":
+        return F.example_vector
+    return f"{name}_vector"
+
+
+def _vector_names(record: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(record) if f.metadata.get("vector"))
+
+
+#: Analysed text fields of tool documents that queries may target.
+TEXT_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in fields(ToolDoc) if f.metadata.get("kind") in ("text", "text_keyword", "baseline_text")
+)
+#: Text fields with a top-level ``<name>_vector`` embedding.
+VECTOR_FIELDS: tuple[str, ...] = tuple(
+    n for n in _vector_names(ToolDoc) if n not in ("parameters", "examples")
+)
+#: Nested fields whose sub-documents carry their own ``vector``.
+NESTED_VECTOR_FIELDS: tuple[str, ...] = ("parameters", "examples")

@@ -1,0 +1,381 @@
+"""Turn a :class:`StructuredQuery` into OpenSearch requests, and read per-field scores back.
+
+Two requests per search (MFTR §3.4 on OpenSearch):
+
+1. **Candidates** — OpenSearch's own hybrid machinery: a neural-search ``hybrid`` query whose
+   sub-queries are BM25 over the MFTR fields and k-NN on each field's vector (per tool need, max over
+   needs with ``dis_max``), run through a normalisation search pipeline (min-max, weighted by the field
+   weights; see ``plugin_scripts/pipelines``). ``bm25`` mode needs no pipeline: one ``bool`` query.
+2. **Exact field scores** for every candidate — named clauses (``include_named_queries_score``),
+   restricted to the candidates with an ``ids`` filter: BM25 ``match`` per field and need, exact
+   cosine through the k-NN ``knn_score`` script, and ``nested`` queries with ``inner_hits`` giving
+   every parameter's score against every extracted argument. A candidate absent from one field's
+   top list still gets that field's exact score.
+
+Clause names are ``"<field>|<kind>|<i>"``: the field, ``bm25`` or ``dense``, and the need (or
+argument) index. Lucene reports cosine similarity as ``(1 + cos) / 2``; it is mapped back to cos.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolsift.config import FIELDS, Retriever
+from toolsift.errors import BadQueryError
+from toolsift.mappings import F, vector_field
+from toolsift.query.structured import NEED_FIELD_FOR, StructuredQuery
+
+__all__ = [
+    "Kind",
+    "kinds_for",
+    "ParameterMatch",
+    "FieldSignals",
+    "QueryBuilder",
+    "parse_field_scores",
+    "SOURCE_FIELDS",
+    "HYBRID_LAYOUT",
+]
+
+Kind = Literal["bm25", "dense"]
+Vectors = Mapping[str, Sequence[float]]
+
+#: Sub-queries of the candidate ``hybrid`` query, in order; the pipelines' weights follow this order.
+HYBRID_LAYOUT: dict[str, tuple[str, ...]] = {
+    "hybrid": ("lexical", "description", "response", "examples", "parameters"),
+    "minilm": ("description", "response", "examples", "parameters", "full_doc"),
+}
+
+#: What a hit returns: identity and the parameter list (without vectors) for per-parameter detail.
+SOURCE_FIELDS: list[str] = [
+    F.tool_id,
+    F.agent_id,
+    F.name,
+    F.entity,
+    F.source,
+    F.param_name,
+    F.param_required,
+]
+
+
+def kinds_for(retriever: Retriever) -> tuple[Kind, ...]:
+    """The score kinds a retriever setting uses: BM25, dense cosine, or both."""
+    if retriever == "bm25":
+        return ("bm25",)
+    if retriever == "minilm":
+        return ("dense",)
+    if retriever == "hybrid":
+        return ("bm25", "dense")
+    raise BadQueryError(f"unknown retriever {retriever!r}; use bm25, minilm or hybrid")
+
+
+@dataclass(frozen=True)
+class ParameterMatch:
+    """How well one tool parameter is covered by the request's extracted arguments.
+
+    ``score`` is s_pj of MFTR Eq. 4: the best score of this parameter against any argument.
+    """
+
+    name: str
+    required: bool
+    score: float
+
+
+@dataclass(frozen=True)
+class FieldSignals:
+    """Everything the ranker needs about one candidate.
+
+    Args:
+        fields: kind → field → raw score (BM25 score, or cosine in [-1, 1]); for a field, the best
+            over tool needs. ``parameters`` is the mean of the per-parameter scores (MFTR Eq. 4).
+        parameters: kind → per-parameter matches (empty when the query has no arguments).
+    """
+
+    doc_id: str
+    name: str
+    entity: str
+    agent_id: str | None
+    first_stage_score: float
+    first_stage_rank: int
+    fields: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    parameters: Mapping[str, tuple[ParameterMatch, ...]] = field(default_factory=dict)
+    parameter_names: tuple[tuple[str, bool], ...] = ()
+
+
+def _cosine_from_lucene(score: float) -> float:
+    return 2.0 * score - 1.0
+
+
+def _knn_script(vector_path: str, vector: Sequence[float], *, name: str | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "query": {"exists": {"field": vector_path}},
+        "script": {
+            "source": "knn_score",
+            "lang": "knn",
+            "params": {"field": vector_path, "query_value": list(vector), "space_type": "cosinesimil"},
+        },
+    }
+    if name:
+        body["_name"] = name
+    return {"script_score": body}
+
+
+class QueryBuilder:
+    """Builds the candidate and exact-score requests for a structured query.
+
+    Args:
+        field_weights: MFTR field weights; used as clause boosts in ``bm25`` mode (the hybrid
+            modes carry them in the search pipeline's weights).
+        candidates: how many first-stage candidates to fetch.
+        entity: ``"tool"`` to search tools only, ``None`` for tools and agents together.
+    """
+
+    def __init__(
+        self,
+        *,
+        field_weights: Mapping[str, float],
+        candidates: int = 100,
+        entity: str | None = "tool",
+    ) -> None:
+        self.field_weights = dict(field_weights)
+        self.candidates = candidates
+        self.entity = entity
+
+    # --- first stage ------------------------------------------------------------------------------
+    def _entity_filter(self) -> list[dict[str, Any]]:
+        return [{"term": {F.entity: self.entity}}] if self.entity else []
+
+    def _lexical(self, sq: StructuredQuery, *, boosts: bool) -> dict[str, Any]:
+        """BM25 over the MFTR fields; per need a ``bool`` of field clauses, ``dis_max`` over needs."""
+        per_need = []
+        for need in sq.tool_needs:
+            should: list[dict[str, Any]] = []
+            for doc_field in NEED_FIELD_FOR:
+                text = need.text_for(doc_field)
+                weight = self.field_weights.get(doc_field, 0.0) if boosts else 1.0
+                if not text or weight <= 0:
+                    continue
+                if doc_field == "examples":
+                    should.append(
+                        {
+                            "nested": {
+                                "path": F.examples,
+                                "score_mode": "max",
+                                "query": {"match": {F.example_text: {"query": text}}},
+                                "boost": weight,
+                            }
+                        }
+                    )
+                else:
+                    should.append({"match": {doc_field: {"query": text, "boost": weight}}})
+            # The flat document keeps candidates for tools whose fields are sparse (recall only).
+            should.append({"match": {F.full_doc: {"query": need.user_intent or need.tool_description, "boost": 0.1}}})
+            per_need.append({"bool": {"should": should}})
+        arguments = " ".join(sq.argument_texts())
+        clauses: list[dict[str, Any]] = [{"dis_max": {"queries": per_need}}]
+        weight = self.field_weights.get("parameters", 0.0) if boosts else 1.0
+        if arguments and weight > 0:
+            clauses.append(
+                {
+                    "nested": {
+                        "path": F.parameters,
+                        "score_mode": "max",
+                        "query": {
+                            "multi_match": {
+                                "query": arguments,
+                                "fields": [F.param_name, F.param_description],
+                            }
+                        },
+                        "boost": weight,
+                    }
+                }
+            )
+        return {"bool": {"should": clauses, "filter": self._entity_filter(), "minimum_should_match": 1}}
+
+    def _knn(self, vector_path: str, vector: Sequence[float], *, filtered: bool) -> dict[str, Any]:
+        spec: dict[str, Any] = {"vector": list(vector), "k": self.candidates}
+        if filtered and self.entity:
+            spec["filter"] = {"bool": {"filter": self._entity_filter()}}
+        return {"knn": {vector_path: spec}}
+
+    def _dense(self, sq: StructuredQuery, vectors: Vectors, doc_field: str) -> dict[str, Any]:
+        """k-NN on one field's vector, best over needs (or over arguments for parameters)."""
+        if doc_field == "parameters":
+            texts = sq.argument_texts()
+        elif doc_field == "full_doc":
+            texts = [sq.text or sq.tool_needs[0].user_intent]
+        else:
+            texts = [need.text_for(doc_field) for need in sq.tool_needs]
+        texts = [t for t in dict.fromkeys(texts) if t]
+        if not texts:
+            return {"match_none": {}}
+        nested = doc_field in ("parameters", "examples")
+        path = vector_field(doc_field)
+        queries = [self._knn(path, vectors[t], filtered=not nested) for t in texts]
+        inner = queries[0] if len(queries) == 1 else {"dis_max": {"queries": queries}}
+        if nested:
+            return {"nested": {"path": doc_field, "score_mode": "max", "query": inner}}
+        return inner
+
+    def candidates_body(
+        self, sq: StructuredQuery, vectors: Vectors, retriever: Retriever
+    ) -> dict[str, Any]:
+        """The first-stage request. In the hybrid modes it must run with :meth:`pipeline_for`."""
+        if retriever == "bm25":
+            query = self._lexical(sq, boosts=True)
+        else:
+            layout = HYBRID_LAYOUT[retriever]
+            subs = [
+                self._lexical(sq, boosts=False) if part == "lexical" else self._dense(sq, vectors, part)
+                for part in layout
+            ]
+            query = {"hybrid": {"queries": subs}}
+        return {"size": self.candidates, "_source": SOURCE_FIELDS, "query": query}
+
+    @staticmethod
+    def pipeline_for(retriever: Retriever) -> str | None:
+        """The search-pipeline template the first stage of ``retriever`` runs through."""
+        return None if retriever == "bm25" else f"{retriever}-minmax"
+
+    # --- exact scores -----------------------------------------------------------------------------
+    def field_scores_body(
+        self,
+        sq: StructuredQuery,
+        vectors: Vectors,
+        retriever: Retriever,
+        ids: Sequence[str],
+    ) -> dict[str, Any]:
+        """Named clauses giving every candidate's exact score per field, need and argument."""
+        should: list[dict[str, Any]] = []
+        for kind in kinds_for(retriever):
+            for i, need in enumerate(sq.tool_needs):
+                for doc_field in NEED_FIELD_FOR:
+                    text = need.text_for(doc_field)
+                    if not text:
+                        continue
+                    name = f"{doc_field}|{kind}|{i}"
+                    should.append(self._exact(doc_field, kind, text, vectors, name))
+            for j, text in enumerate(sq.argument_texts()):
+                name = f"parameters|{kind}|{j}"
+                should.append(self._exact("parameters", kind, text, vectors, name))
+        return {
+            "size": len(ids),
+            "_source": SOURCE_FIELDS,
+            "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}], "should": should}},
+        }
+
+    def _exact(
+        self, doc_field: str, kind: Kind, text: str, vectors: Vectors, name: str
+    ) -> dict[str, Any]:
+        if doc_field in ("parameters", "examples"):
+            if kind == "bm25":
+                fields_ = [F.param_name, F.param_description] if doc_field == "parameters" else [F.example_text]
+                inner: dict[str, Any] = {"multi_match": {"query": text, "fields": fields_}}
+            else:
+                inner = _knn_script(vector_field(doc_field), vectors[text])
+            nested: dict[str, Any] = {
+                "path": doc_field,
+                "score_mode": "max",
+                "query": inner,
+                "_name": name,
+            }
+            if doc_field == "parameters":
+                nested["inner_hits"] = {"name": name, "size": 100, "_source": False}
+            return {"nested": nested}
+        if kind == "bm25":
+            return {"match": {doc_field: {"query": text, "_name": name}}}
+        return _knn_script(vector_field(doc_field), vectors[text], name=name)
+
+    # --- flat baseline ----------------------------------------------------------------------------
+    def full_doc_body(
+        self, text: str, vector: Sequence[float] | None, kind: Kind, size: int
+    ) -> dict[str, Any]:
+        """The Full-Doc baseline: BM25 or k-NN over the serialised raw documentation."""
+        if kind == "bm25":
+            query: dict[str, Any] = {
+                "bool": {"must": [{"match": {F.full_doc: text}}], "filter": self._entity_filter()}
+            }
+        else:
+            if vector is None:
+                raise BadQueryError("dense full-doc search needs the query vector")
+            query = {"knn": {vector_field(F.full_doc): {"vector": list(vector), "k": size, **(
+                {"filter": {"bool": {"filter": self._entity_filter()}}} if self.entity else {}
+            )}}}
+        return {"size": size, "_source": SOURCE_FIELDS, "query": query}
+
+
+def _param_list(source: Mapping[str, Any]) -> tuple[tuple[str, bool], ...]:
+    params = source.get(F.parameters) or []
+    return tuple((str(p.get("name", "")), bool(p.get("required", True))) for p in params)
+
+
+def parse_field_scores(
+    response: Mapping[str, Any],
+    sq: StructuredQuery,
+    retriever: Retriever,
+    first_stage: Mapping[str, tuple[float, int]],
+) -> dict[str, FieldSignals]:
+    """Read the exact-score response into :class:`FieldSignals` per candidate id.
+
+    Missing named scores mean "no match": 0 for BM25; for dense, every candidate with a vector has
+    a score, so absence means the document has no such field (also 0).
+    """
+    kinds = kinds_for(retriever)
+    n_args = len(sq.extracted_arguments)
+    out: dict[str, FieldSignals] = {}
+    for hit in response["hits"]["hits"]:
+        doc_id = hit["_id"]
+        source = hit.get("_source", {})
+        matched: Mapping[str, float] = hit.get("matched_queries") or {}
+        if isinstance(matched, list):  # older clusters return names only
+            raise BadQueryError("the cluster does not support include_named_queries_score (needs 2.13+)")
+        params = _param_list(source)
+        fields_by_kind: dict[str, dict[str, float]] = {}
+        params_by_kind: dict[str, tuple[ParameterMatch, ...]] = {}
+        for kind in kinds:
+            scores: dict[str, float] = {}
+            for doc_field in NEED_FIELD_FOR:
+                best = 0.0 if kind == "bm25" else -1.0
+                seen = False
+                for i in range(len(sq.tool_needs)):
+                    value = matched.get(f"{doc_field}|{kind}|{i}")
+                    if value is None:
+                        continue
+                    seen = True
+                    value = _cosine_from_lucene(value) if kind == "dense" else value
+                    best = max(best, value)
+                scores[doc_field] = best if seen else 0.0
+            matches: tuple[ParameterMatch, ...] = ()
+            if n_args and params:
+                per_param = [0.0 if kind == "bm25" else -1.0] * len(params)
+                inner = hit.get("inner_hits") or {}
+                for j in range(n_args):
+                    for ih in inner.get(f"parameters|{kind}|{j}", {}).get("hits", {}).get("hits", []):
+                        offset = ih["_nested"]["offset"]
+                        value = ih["_score"]
+                        value = _cosine_from_lucene(value) if kind == "dense" else value
+                        if offset < len(per_param):
+                            per_param[offset] = max(per_param[offset], value)
+                matches = tuple(
+                    ParameterMatch(name=name, required=req, score=max(s, 0.0) if kind == "bm25" else s)
+                    for (name, req), s in zip(params, per_param)
+                )
+                scores["parameters"] = sum(m.score for m in matches) / len(matches)
+            else:
+                scores["parameters"] = 0.0
+            fields_by_kind[kind] = {f: scores.get(f, 0.0) for f in FIELDS}
+            params_by_kind[kind] = matches
+        fs_score, fs_rank = first_stage.get(doc_id, (0.0, 0))
+        out[doc_id] = FieldSignals(
+            doc_id=doc_id,
+            name=str(source.get(F.name, doc_id)),
+            entity=str(source.get(F.entity, "tool")),
+            agent_id=source.get(F.agent_id),
+            first_stage_score=fs_score,
+            first_stage_rank=fs_rank,
+            fields=fields_by_kind,
+            parameters=params_by_kind,
+            parameter_names=params,
+        )
+    return out

@@ -1,0 +1,89 @@
+"""Ranking v0: normalise each field's scores over the candidates and add them up with fixed weights.
+
+For every field f and score kind k (BM25, dense cosine) the candidates' raw scores are min-max
+normalised to [0, 1]; a field's score is the mean over the kinds in use; a tool's score is
+Σ_f w_f · S_f. Every result carries its per-field scores and weighted contributions, so a person can
+see why it ranked where it did. The learned MFTR scorer (penalties, bias, trained weights) replaces
+this stage behind the same :class:`~toolsift.ranker.types.Ranker` protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from toolsift.config import FIELDS
+from toolsift.query.builder import FieldSignals
+from toolsift.ranker.types import RankedTool
+
+__all__ = ["FieldWeightRanker", "min_max"]
+
+#: Below this best-argument score a required parameter counts as missing (per score kind).
+MISSING_PARAMETER_THRESHOLD: Mapping[str, float] = {"bm25": 0.0, "dense": 0.35}
+
+
+def min_max(values: Sequence[float]) -> list[float]:
+    """Min-max normalise to [0, 1]; a constant list maps to 1.0 when positive, else 0.0."""
+    if not values:
+        return []
+    low, high = min(values), max(values)
+    if high - low < 1e-12:
+        return [1.0 if high > 0 else 0.0 for _ in values]
+    return [(v - low) / (high - low) for v in values]
+
+
+class FieldWeightRanker:
+    """Weighted sum of min-max normalised field scores.
+
+    Args:
+        field_weights: weight per MFTR field (description, parameters, response, examples).
+
+    Example:
+        >>> ranker = FieldWeightRanker({"description": 1.0, "parameters": 0.0, "response": 0.0, "examples": 0.0})
+        >>> [r.doc_id for r in ranker.rank(signals, top_k=3)]  # doctest: +SKIP
+    """
+
+    name = "field-weights-v0"
+
+    def __init__(self, field_weights: Mapping[str, float]) -> None:
+        self.field_weights = {f: float(field_weights.get(f, 0.0)) for f in FIELDS}
+
+    def rank(self, candidates: Sequence[FieldSignals], top_k: int) -> list[RankedTool]:
+        if not candidates:
+            return []
+        kinds = sorted({k for c in candidates for k in c.fields})
+        normalised: dict[str, list[float]] = {}
+        for f in FIELDS:
+            per_kind = [min_max([c.fields.get(k, {}).get(f, 0.0) for c in candidates]) for k in kinds]
+            normalised[f] = [sum(col) / len(kinds) for col in zip(*per_kind)]
+        ranked: list[RankedTool] = []
+        for i, cand in enumerate(candidates):
+            field_scores = {f: normalised[f][i] for f in FIELDS}
+            contributions = {f: self.field_weights[f] * field_scores[f] for f in FIELDS}
+            ranked.append(
+                RankedTool(
+                    doc_id=cand.doc_id,
+                    name=cand.name,
+                    entity=cand.entity,
+                    agent_id=cand.agent_id,
+                    score=sum(contributions.values()),
+                    field_scores=field_scores,
+                    contributions=contributions,
+                    raw_scores={k: dict(v) for k, v in cand.fields.items()},
+                    missing_required=_missing_required(cand),
+                    first_stage_rank=cand.first_stage_rank,
+                )
+            )
+        ranked.sort(key=lambda r: (-r.score, r.first_stage_rank, r.doc_id))
+        return ranked[:top_k]
+
+
+def _missing_required(cand: FieldSignals) -> tuple[str, ...]:
+    """Required parameters no extracted argument covers (by every score kind in use)."""
+    missing: set[str] | None = None
+    for kind, matches in cand.parameters.items():
+        if not matches:
+            return ()
+        limit = MISSING_PARAMETER_THRESHOLD.get(kind, 0.0)
+        names = {m.name for m in matches if m.required and m.score <= limit}
+        missing = names if missing is None else missing & names
+    return tuple(sorted(missing or ()))

@@ -1,0 +1,55 @@
+"""The ranker's records and protocol, shared by every ranking stage and transport."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from toolsift.query.builder import FieldSignals
+
+__all__ = ["RankedTool", "RankedAgent", "Ranker"]
+
+
+@dataclass(frozen=True)
+class RankedTool:
+    """One ranked tool (or agent document) with the evidence for its score.
+
+    Args:
+        score: the final score the list is sorted by.
+        field_scores: per MFTR field, the score the ranker used (normalised to [0, 1] in v0).
+        contributions: per field, its weighted contribution to ``score``.
+        raw_scores: kind (bm25 / dense) → field → raw score, as OpenSearch computed it.
+        missing_required: required parameters that no extracted argument covers.
+        first_stage_rank: 1-based rank in OpenSearch's candidate list (0: not from the first stage).
+    """
+
+    doc_id: str
+    name: str
+    entity: str
+    agent_id: str | None
+    score: float
+    field_scores: Mapping[str, float] = field(default_factory=dict)
+    contributions: Mapping[str, float] = field(default_factory=dict)
+    raw_scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    missing_required: tuple[str, ...] = ()
+    first_stage_rank: int = 0
+
+
+@dataclass(frozen=True)
+class RankedAgent:
+    """An agent chosen by owner aggregation, with the entities that led to it."""
+
+    agent_id: str
+    name: str
+    score: float
+    rank: int
+    via: tuple[str, ...] = ()
+
+
+class Ranker(Protocol):
+    """Anything that orders first-stage candidates: in-process today, an HTTP sidecar later."""
+
+    name: str
+
+    def rank(self, candidates: Sequence[FieldSignals], top_k: int) -> list[RankedTool]: ...

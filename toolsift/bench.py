@@ -1,0 +1,157 @@
+"""``toolsift bench``: ingest throughput and search latency, each next to references measured in the
+same run on the same index, so the figures can be read against the floor they cannot beat.
+
+Ingest: the benchmark's catalog into a fresh index (``toolsift-bench-<name>``), tools/s end to end
+(load, normalise, embed, bulk index, refresh), next to the raw embedding rate of exactly the texts
+ingest embedded (documents/s and texts/s of ``Embedder.encode_document`` alone).
+
+Search: per query, wall-clock time of one call, one query at a time, after a warm-up:
+- ``full-doc bm25``: Searcher, BM25 on ``full_doc`` (HTTP + result parsing);
+- ``full-doc minilm``: Searcher, query encoding + one k-NN query;
+- ``multi-field bm25`` / ``minilm`` / ``hybrid``: Searcher end to end — query encoding (dense
+  kinds), the first-stage request (hybrid query + pipeline), the exact per-field scores request, and
+  ranking;
+- reference ``raw bm25 match``: one plain ``match`` on ``full_doc`` through the client;
+- reference ``dense floor``: one embedding of the raw query + one plain k-NN query through the client.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from opensearchpy import OpenSearch
+
+from toolsift.config import Settings
+from toolsift.embedding import Embedder
+from toolsift.evaluation.datasets import load_benchmark
+from toolsift.evaluation.runner import latency_summary
+from toolsift.ingest.embed import document_texts
+from toolsift.ingest.loaders import load_catalog
+from toolsift.ingest.normalise import normalise_agent, normalise_tool
+from toolsift.ingest.pipeline import ingest_catalog
+from toolsift.ingest.records import RawAgent, RawTool
+from toolsift.mappings import F, vector_field
+from toolsift.mappings.index import IndexManager
+from toolsift.search import Searcher
+
+__all__ = ["run_bench", "SEARCH_VARIANTS"]
+
+SEARCH_VARIANTS: dict[str, str] = {
+    "full-doc bm25": "Searcher: BM25 match on full_doc (HTTP + parsing)",
+    "full-doc minilm": "Searcher: query encoding + k-NN on full_doc_vector (HTTP + parsing)",
+    "multi-field bm25": "Searcher: first stage (bool BM25) + exact per-field scores + ranking",
+    "multi-field minilm": "Searcher: encoding + first stage (hybrid k-NN, pipeline) + exact per-field scores + ranking",
+    "multi-field hybrid": "Searcher: encoding + first stage (hybrid BM25+k-NN, pipeline) + exact per-field scores + ranking",
+    "reference: raw bm25 match": "client.search with one match on full_doc (HTTP only)",
+    "reference: dense floor": "one query embedding + one plain k-NN query on full_doc_vector (HTTP)",
+}
+
+
+def _embedding_rate(path: Path, fmt: str, embedder: Embedder, max_chars: int) -> dict[str, float]:
+    docs = []
+    for rec in load_catalog(path, fmt):
+        try:
+            if isinstance(rec, RawAgent):
+                docs.append(normalise_agent(rec, max_field_chars=max_chars))
+            elif isinstance(rec, RawTool):
+                docs.append(normalise_tool(rec, max_field_chars=max_chars))
+        except Exception:  # noqa: BLE001 - rejects are counted by the ingest report, not here
+            continue
+    texts = list(dict.fromkeys(t for d in docs for t in document_texts(d)))
+    embedder.encode_document(texts[:64])  # warm-up
+    t0 = time.perf_counter()
+    for start in range(0, len(texts), 64 * 8):
+        embedder.encode_document(texts[start : start + 64 * 8])
+    seconds = time.perf_counter() - t0
+    return {
+        "documents": len(docs),
+        "texts": len(texts),
+        "seconds": round(seconds, 3),
+        "documents_per_s": round(len(docs) / seconds, 1),
+        "texts_per_s": round(len(texts) / seconds, 1),
+    }
+
+
+def run_bench(
+    client: OpenSearch,
+    settings: Settings,
+    embedder: Embedder,
+    dataset_dir: Path,
+    *,
+    max_queries: int | None = None,
+    warmup: int = 5,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Measure ingest and search on ``dataset_dir``; returns the figures as a JSON-able dict."""
+    benchmark = load_benchmark(Path(dataset_dir))
+    alias = "toolsift-bench-" + "".join(c if c.isalnum() else "-" for c in benchmark.name.lower())
+    bench_settings = settings.with_overrides(index=alias)
+    IndexManager(client, alias).delete_all()
+
+    report = ingest_catalog(client, bench_settings, embedder, benchmark.catalog_path, fmt=benchmark.catalog_format)
+    n_docs = report.agents + report.tools
+    ingest = {
+        "documents": n_docs,
+        "tools": report.tools,
+        "agents": report.agents,
+        "seconds": round(report.seconds, 3),
+        "documents_per_s": round(n_docs / report.seconds, 1),
+        "embed_seconds_inside_ingest": round(report.embed_seconds, 3),
+        "includes": "load + normalise (two passes) + embed + bulk index + refresh, fresh index",
+    }
+    raw_embedding = _embedding_rate(benchmark.catalog_path, benchmark.catalog_format, embedder, settings.max_field_chars)
+    raw_embedding["includes"] = "Embedder.encode_document of the same distinct texts, nothing else"
+
+    searcher = Searcher(client, bench_settings, embedder)
+    queries = list(benchmark.queries.values())
+    if max_queries:
+        queries = queries[:max_queries]
+
+    def raw_bm25(q: str) -> None:
+        client.search(index=alias, body={"size": 10, "_source": [F.tool_id], "query": {"match": {F.full_doc: q}}})
+
+    def dense_floor(q: str) -> None:
+        vector = embedder.encode_query([q])[0].tolist()
+        client.search(
+            index=alias,
+            body={"size": 10, "_source": [F.tool_id], "query": {"knn": {vector_field(F.full_doc): {"vector": vector, "k": 10}}}},
+        )
+
+    variants: dict[str, Callable[[str], object]] = {
+        "full-doc bm25": lambda q: searcher.search(q, method="full-doc", retriever="bm25"),
+        "full-doc minilm": lambda q: searcher.search(q, method="full-doc", retriever="minilm"),
+        "multi-field bm25": lambda q: searcher.search(q, retriever="bm25"),
+        "multi-field minilm": lambda q: searcher.search(q, retriever="minilm"),
+        "multi-field hybrid": lambda q: searcher.search(q, retriever="hybrid"),
+        "reference: raw bm25 match": raw_bm25,
+        "reference: dense floor": dense_floor,
+    }
+    search: dict[str, Any] = {}
+    for name, call in variants.items():
+        for q in queries[:warmup]:
+            call(q)
+        samples = []
+        for i, q in enumerate(queries, start=1):
+            t0 = time.perf_counter()
+            call(q)
+            samples.append((time.perf_counter() - t0) * 1000)
+            if progress:
+                progress(name, i, len(queries))
+        search[name] = {**latency_summary(samples), "includes": SEARCH_VARIANTS[name]}
+    return {
+        "dataset": benchmark.name,
+        "index": searcher.index.index,
+        "embedding_model": embedder.name,
+        "device": embedder.device,
+        "candidates": settings.candidates,
+        "queries": len(queries),
+        "ingest": ingest,
+        "raw_embedding": raw_embedding,
+        "search_latency_ms": search,
+        "note": "one query at a time, wall clock, after warm-up; percentiles are nearest-rank",
+    }
+
+

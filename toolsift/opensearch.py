@@ -1,0 +1,102 @@
+"""Connecting to OpenSearch: the managed local node or any cluster given by URL.
+
+``connect`` builds an opensearch-py client from :class:`~toolsift.config.Settings` (basic auth, API key,
+TLS options), checks that the node answers, and checks that the k-NN and neural-search plugins are
+installed, saying plainly which is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from opensearchpy import OpenSearch
+from opensearchpy.exceptions import ConnectionError as OSConnectionError
+from opensearchpy.exceptions import TransportError
+
+from toolsift.config import Settings
+from toolsift.errors import ClusterError
+
+__all__ = ["connect", "make_client", "check_plugins", "REQUIRED_PLUGINS", "PluginReport"]
+
+#: Plugin → the names it is listed under by ``_cat/plugins``: the official distribution lists the
+#: plugin's name, the embedded runner (plugins loaded from the classpath) its class name.
+REQUIRED_PLUGINS: dict[str, tuple[str, ...]] = {
+    "k-NN": ("opensearch-knn", "org.opensearch.knn.plugin.KNNPlugin"),
+    "neural-search": ("opensearch-neural-search", "org.opensearch.neuralsearch.plugin.NeuralSearch"),
+}
+
+
+@dataclass(frozen=True)
+class PluginReport:
+    present: tuple[str, ...]
+    missing: tuple[str, ...]
+
+
+def make_client(settings: Settings) -> OpenSearch:
+    """An opensearch-py client for ``settings.effective_url``; does not contact the cluster."""
+    headers: dict[str, str] = {}
+    http_auth: tuple[str, str] | None = None
+    if settings.opensearch_api_key is not None:
+        headers["Authorization"] = f"ApiKey {settings.opensearch_api_key.get_secret_value()}"
+    elif settings.opensearch_user:
+        password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else ""
+        http_auth = (settings.opensearch_user, password)
+    url = settings.effective_url
+    return OpenSearch(
+        hosts=[url],
+        http_auth=http_auth,
+        headers=headers or None,
+        use_ssl=url.startswith("https"),
+        verify_certs=settings.opensearch_verify_certs,
+        ssl_show_warn=settings.opensearch_verify_certs,
+        ca_certs=str(settings.opensearch_ca_certs) if settings.opensearch_ca_certs else None,
+        timeout=settings.opensearch_timeout,
+        max_retries=2,
+        retry_on_timeout=True,
+        http_compress=False,
+    )
+
+
+def check_plugins(client: OpenSearch) -> PluginReport:
+    """Which of :data:`REQUIRED_PLUGINS` the cluster has (every node must have them)."""
+    rows = client.cat.plugins(format="json")
+    names = {row.get("component", "") for row in rows}
+    present = tuple(p for p, aliases in REQUIRED_PLUGINS.items() if names & set(aliases))
+    missing = tuple(p for p in REQUIRED_PLUGINS if p not in present)
+    return PluginReport(present=present, missing=missing)
+
+
+def connect(settings: Settings, *, require_plugins: bool = True) -> OpenSearch:
+    """A client for the configured cluster, after checking it answers and has the plugins.
+
+    Raises:
+        ClusterError: the cluster is unreachable, refuses the credentials, or lacks k-NN /
+            neural-search. For the managed node the message says how to start it.
+    """
+    client = make_client(settings)
+    url = settings.effective_url
+    try:
+        client.cluster.health(wait_for_status="yellow")
+    except OSConnectionError as exc:
+        hint = (
+            " Start the managed node with `toolsift node start`, or set TOOLSIFT_OPENSEARCH_URL."
+            if settings.uses_managed_node
+            else " Check TOOLSIFT_OPENSEARCH_URL and the network."
+        )
+        raise ClusterError(f"no OpenSearch answers at {url}.{hint}") from exc
+    except TransportError as exc:
+        if exc.status_code in (401, 403):
+            raise ClusterError(
+                f"OpenSearch at {url} refused the credentials ({exc.status_code}); set "
+                "TOOLSIFT_OPENSEARCH_USER/PASSWORD or TOOLSIFT_OPENSEARCH_API_KEY."
+            ) from exc
+        raise ClusterError(f"OpenSearch at {url} is not healthy: {exc.status_code} {exc.error}") from exc
+    if require_plugins:
+        report = check_plugins(client)
+        if report.missing:
+            raise ClusterError(
+                f"OpenSearch at {url} lacks the plugin(s) {', '.join(report.missing)}; toolsift needs "
+                "k-NN (vector fields) and neural-search (hybrid query). The official image bundles "
+                "both; the managed node (`toolsift node start`) loads both."
+            )
+    return client

@@ -1,0 +1,288 @@
+"""Search: request → structured query → OpenSearch candidates + exact field scores → ranker.
+
+:class:`Searcher` is the library entry point the CLI, the evaluation harness and the benchmark all
+use. One instance holds the client, the embedder and the ranker, checks once that the index was
+built with the same embedding model, and installs the search pipelines once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from opensearchpy import OpenSearch
+
+from toolsift.config import Retriever, Settings
+from toolsift.embedding import Embedder
+from toolsift.errors import BadQueryError
+from toolsift.mappings import F
+from toolsift.mappings.index import IndexInfo, IndexManager
+from toolsift.plugin_scripts.pipelines import ensure_pipelines, pipeline_id
+from toolsift.query.builder import FieldSignals, QueryBuilder, kinds_for, parse_field_scores
+from toolsift.query.structured import StructuredQuery
+from toolsift.ranker.agents import aggregate_to_agents
+from toolsift.ranker.fusion import FieldWeightRanker
+from toolsift.ranker.types import RankedAgent, RankedTool, Ranker
+
+__all__ = ["Searcher", "SearchResult", "Method", "Level"]
+
+Method = Literal["multi-field", "full-doc"]
+Level = Literal["tool", "agent"]
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """A ranked answer plus how it was produced.
+
+    ``timings`` (milliseconds): ``encode`` (query embedding), ``candidates`` and ``field_scores``
+    (OpenSearch round trips, HTTP included), ``rank`` (the ranker), ``total``.
+    """
+
+    query: StructuredQuery
+    method: Method
+    retriever: Retriever
+    level: Level
+    tools: tuple[RankedTool, ...]
+    agents: tuple[RankedAgent, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+    index: str = ""
+    ranker: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query.text,
+            "structured_query": self.query.to_dict(),
+            "method": self.method,
+            "retriever": self.retriever,
+            "level": self.level,
+            "index": self.index,
+            "ranker": self.ranker,
+            "timings_ms": {k: round(v, 2) for k, v in self.timings.items()},
+            "tools": [
+                {
+                    "rank": i + 1,
+                    "id": t.doc_id,
+                    "name": t.name,
+                    "entity": t.entity,
+                    "agent_id": t.agent_id,
+                    "score": round(t.score, 6),
+                    "field_scores": {k: round(v, 4) for k, v in t.field_scores.items()},
+                    "contributions": {k: round(v, 4) for k, v in t.contributions.items()},
+                    "raw_scores": {k: {f: round(s, 4) for f, s in v.items()} for k, v in t.raw_scores.items()},
+                    "missing_required_parameters": list(t.missing_required),
+                    "first_stage_rank": t.first_stage_rank,
+                }
+                for i, t in enumerate(self.tools)
+            ],
+            "agents": [
+                {"rank": a.rank, "id": a.agent_id, "name": a.name, "score": round(a.score, 6), "via": list(a.via)}
+                for a in self.agents
+            ],
+        }
+
+
+class Searcher:
+    """Searches one toolsift index.
+
+    Args:
+        client: connected client.
+        settings: index alias, retriever, candidates, field weights, Algorithm 1's N.
+        embedder: needed for the ``minilm`` and ``hybrid`` retrievers; may be None for ``bm25``.
+        ranker: orders the candidates; default :class:`FieldWeightRanker` with the settings' weights.
+
+    Raises:
+        IndexMismatchError: at construction, when the index does not exist or holds vectors of
+            another embedding model.
+    """
+
+    def __init__(
+        self,
+        client: OpenSearch,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        *,
+        ranker: Ranker | None = None,
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.embedder = embedder
+        self.ranker: Ranker = ranker or FieldWeightRanker(settings.field_weights)
+        manager = IndexManager(client, settings.index)
+        self.index: IndexInfo = manager.require()
+        if embedder is not None:
+            manager.check_model(self.index, embedder.name, embedder.dimension)
+        self._pipelines = ensure_pipelines(client, settings.index, settings.field_weights)
+        self._agent_names: dict[str, str] = {}
+
+    # --- public -----------------------------------------------------------------------------------
+    def search(
+        self,
+        query: str | StructuredQuery,
+        *,
+        top_k: int = 10,
+        method: Method = "multi-field",
+        retriever: Retriever | None = None,
+        level: Level = "tool",
+    ) -> SearchResult:
+        """Rank tools (or agents) for ``query``.
+
+        Args:
+            query: the request text (becomes one tool need) or a rewritten structured query.
+            top_k: how many tools (or agents) to return.
+            method: ``multi-field`` (MFTR fields, per-field scores, ranker) or ``full-doc``.
+            retriever: ``bm25``, ``minilm`` or ``hybrid``; default from the settings.
+            level: ``tool``, or ``agent`` for Algorithm 1's owner aggregation over tools and agents.
+        """
+        if top_k < 1:
+            raise BadQueryError(f"top_k must be at least 1, got {top_k}")
+        retriever = retriever or self.settings.retriever
+        sq = query if isinstance(query, StructuredQuery) else StructuredQuery.from_text(query)
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        vectors = self._encode(sq, retriever, method, timings)
+        depth = max(top_k, self.settings.agent_top_entities) if level == "agent" else top_k
+        entity = None if level == "agent" else "tool"
+        if method == "full-doc":
+            tools = self._full_doc(sq, vectors, retriever, depth, entity, timings)
+        elif method == "multi-field":
+            tools = self._multi_field(sq, vectors, retriever, depth, entity, timings)
+        else:
+            raise BadQueryError(f"unknown method {method!r}; use multi-field or full-doc")
+        agents: list[RankedAgent] = []
+        if level == "agent":
+            agents = aggregate_to_agents(
+                tools,
+                top_n=self.settings.agent_top_entities,
+                top_k=top_k,
+                names=self._names_of_agents(tools),
+            )
+            tools = [t for t in tools if t.entity == "tool"][:top_k]
+        timings["total"] = (time.perf_counter() - started) * 1000
+        return SearchResult(
+            query=sq,
+            method=method,
+            retriever=retriever,
+            level=level,
+            tools=tuple(tools[:top_k]),
+            agents=tuple(agents),
+            timings=timings,
+            index=self.index.index,
+            ranker=self.ranker.name if method == "multi-field" else "opensearch",
+        )
+
+    # --- stages -----------------------------------------------------------------------------------
+    def _encode(
+        self, sq: StructuredQuery, retriever: Retriever, method: Method, timings: dict[str, float]
+    ) -> dict[str, list[float]]:
+        if "dense" not in kinds_for(retriever):
+            return {}
+        if self.embedder is None:
+            raise BadQueryError(f"retriever {retriever!r} needs an embedding model")
+        t0 = time.perf_counter()
+        texts = [sq.text or sq.tool_needs[0].user_intent] if method == "full-doc" else sq.all_texts()
+        matrix = self.embedder.encode_query(texts)
+        timings["encode"] = (time.perf_counter() - t0) * 1000
+        return {t: matrix[i].tolist() for i, t in enumerate(texts)}
+
+    def _builder(self, depth: int, entity: str | None) -> QueryBuilder:
+        return QueryBuilder(
+            field_weights=self.settings.field_weights,
+            candidates=max(depth, self.settings.candidates),
+            entity=entity,
+        )
+
+    def _full_doc(
+        self,
+        sq: StructuredQuery,
+        vectors: Mapping[str, Sequence[float]],
+        retriever: Retriever,
+        depth: int,
+        entity: str | None,
+        timings: dict[str, float],
+    ) -> list[RankedTool]:
+        if retriever == "hybrid":
+            raise BadQueryError("full-doc supports the bm25 and minilm retrievers")
+        kind = kinds_for(retriever)[0]
+        text = sq.text or sq.tool_needs[0].user_intent
+        body = self._builder(depth, entity).full_doc_body(text, vectors.get(text), kind, depth)
+        t0 = time.perf_counter()
+        answer = self.client.search(index=self.settings.index, body=body)
+        timings["candidates"] = (time.perf_counter() - t0) * 1000
+        out = []
+        for i, hit in enumerate(answer["hits"]["hits"]):
+            src = hit.get("_source", {})
+            score = float(hit["_score"])
+            out.append(
+                RankedTool(
+                    doc_id=hit["_id"],
+                    name=str(src.get(F.name, hit["_id"])),
+                    entity=str(src.get(F.entity, "tool")),
+                    agent_id=src.get(F.agent_id),
+                    score=score,
+                    raw_scores={kind: {F.full_doc: 2 * score - 1 if kind == "dense" else score}},
+                    first_stage_rank=i + 1,
+                )
+            )
+        return out
+
+    def _multi_field(
+        self,
+        sq: StructuredQuery,
+        vectors: Mapping[str, Sequence[float]],
+        retriever: Retriever,
+        depth: int,
+        entity: str | None,
+        timings: dict[str, float],
+    ) -> list[RankedTool]:
+        signals = self.candidate_signals(sq, vectors, retriever, depth, entity, timings)
+        t0 = time.perf_counter()
+        ranked = self.ranker.rank(list(signals.values()), depth)
+        timings["rank"] = (time.perf_counter() - t0) * 1000
+        return ranked
+
+    def candidate_signals(
+        self,
+        sq: StructuredQuery,
+        vectors: Mapping[str, Sequence[float]],
+        retriever: Retriever,
+        depth: int,
+        entity: str | None = "tool",
+        timings: dict[str, float] | None = None,
+    ) -> dict[str, FieldSignals]:
+        """First stage + exact per-field scores: the ranker's input, by document id."""
+        timings = timings if timings is not None else {}
+        builder = self._builder(depth, entity)
+        body = builder.candidates_body(sq, vectors, retriever)
+        template = builder.pipeline_for(retriever)
+        params = {"search_pipeline": pipeline_id(self.settings.index, template)} if template else {}
+        t0 = time.perf_counter()
+        answer = self.client.search(index=self.settings.index, body=body, params=params)
+        timings["candidates"] = (time.perf_counter() - t0) * 1000
+        first_stage = {
+            hit["_id"]: (float(hit["_score"]), rank + 1) for rank, hit in enumerate(answer["hits"]["hits"])
+        }
+        if not first_stage:
+            return {}
+        t0 = time.perf_counter()
+        exact = self.client.search(
+            index=self.settings.index,
+            body=builder.field_scores_body(sq, vectors, retriever, list(first_stage)),
+            params={"include_named_queries_score": "true"},
+        )
+        timings["field_scores"] = (time.perf_counter() - t0) * 1000
+        signals = parse_field_scores(exact, sq, retriever, first_stage)
+        return {doc_id: signals[doc_id] for doc_id in first_stage if doc_id in signals}
+
+    def _names_of_agents(self, tools: Sequence[RankedTool]) -> dict[str, str]:
+        wanted = {t.agent_id for t in tools if t.agent_id} | {t.doc_id for t in tools if t.entity == "agent"}
+        missing = sorted(a for a in wanted if a and a not in self._agent_names)
+        if missing:
+            answer = self.client.search(
+                index=self.settings.index,
+                body={"size": len(missing), "_source": [F.name], "query": {"ids": {"values": missing}}},
+            )
+            for hit in answer["hits"]["hits"]:
+                self._agent_names[hit["_id"]] = str(hit["_source"].get(F.name, hit["_id"]))
+        return dict(self._agent_names)
