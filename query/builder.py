@@ -222,6 +222,7 @@ class QueryBuilder:
         self, sq: StructuredQuery, vectors: Vectors, retriever: Retriever
     ) -> dict[str, Any]:
         """The first-stage request. In the hybrid modes it must run with :meth:`pipeline_for`."""
+        kinds_for(retriever)  # rejects unknown retrievers
         if retriever == "bm25":
             query = self._lexical(sq, boosts=True)
         else:
@@ -231,11 +232,12 @@ class QueryBuilder:
                 for part in layout
             ]
             query = {"hybrid": {"queries": subs}}
-        return {"size": self.candidates, "_source": SOURCE_FIELDS, "query": query}
+        return {"size": self.candidates, "_source": False, "query": query}
 
     @staticmethod
     def pipeline_for(retriever: Retriever) -> str | None:
         """The search-pipeline template the first stage of ``retriever`` runs through."""
+        kinds_for(retriever)
         return None if retriever == "bm25" else f"{retriever}-minmax"
 
     # --- exact scores -----------------------------------------------------------------------------
@@ -348,7 +350,7 @@ def parse_field_scores(
                 scores[doc_field] = best if seen else 0.0
             matches: tuple[ParameterMatch, ...] = ()
             if n_args and params:
-                per_param = [0.0 if kind == "bm25" else -1.0] * len(params)
+                per_param = [0.0] * len(params)  # a parameter no argument reached: no match
                 inner = hit.get("inner_hits") or {}
                 for j in range(n_args):
                     for ih in inner.get(f"parameters|{kind}|{j}", {}).get("hits", {}).get("hits", []):

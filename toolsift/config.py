@@ -113,7 +113,8 @@ class Settings(BaseSettings):
         unknown = set(value) - set(FIELDS)
         if unknown:
             raise ValueError(f"unknown field(s) {sorted(unknown)}; fields are {list(FIELDS)}")
-        return {name: float(value.get(name, 0.0)) for name in FIELDS}
+        # Fields left out keep their defaults: `[field_weights] description = 2.0` changes one weight.
+        return {name: float(value.get(name, DEFAULT_FIELD_WEIGHTS[name])) for name in FIELDS}
 
     @classmethod
     def settings_customise_sources(
@@ -148,7 +149,12 @@ class Settings(BaseSettings):
         if not given:
             return self
         merged = {**self.model_dump(), **given}
-        return type(self)(**merged)
+        try:
+            return type(self)(**merged)
+        except ValueError as exc:  # pydantic's ValidationError names the setting
+            from toolsift.errors import ConfigError
+
+            raise ConfigError(f"invalid setting: {exc}") from exc
 
 
 @lru_cache(maxsize=1)

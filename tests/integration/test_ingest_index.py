@@ -1,0 +1,491 @@
+"""Ingest into a real node: what lands in the index, idempotence, updates, pruning, rebuilds, joins.
+
+Catalogs are slices of the real benchmark data written to ``tmp_path``: the first tools of ToolRet's
+APIBank, and five LiveMCPBench servers as an MCP catalog. Every test owns its index alias (the
+``settings`` fixture), so tests never see each other's documents.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from toolsift.errors import IndexMismatchError
+from toolsift.ingest.pipeline import ingest_catalog
+from toolsift.mappings.index import IndexManager
+from toolsift.search import Searcher
+
+pytestmark = pytest.mark.integration
+
+APIBANK_SLICE = 12
+#: LiveMCPBench servers of the MCP slice (by position in tools.json): Yahoo Finance, Hugeicons,
+#: PDF Reader, HowToCook, DuckDuckGo search — 5 servers, 20 tools, English and Chinese descriptions.
+MCP_SERVERS = (1, 3, 5, 6, 8)
+
+
+class MemoisingEmbedder:
+    """The session's MiniLM, remembering document embeddings by text.
+
+    Several tests ingest the same slice into fresh indices; the real model embeds each text once per
+    module and later ingests reuse its own vectors. Name, dimension and query encoding are the model's.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._documents: dict[str, np.ndarray] = {}
+        self.name = inner.name
+        self.dimension = inner.dimension
+
+    def encode_query(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self._inner.encode_query(texts))
+
+    def encode_document(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._documents]
+        if missing:
+            for text, vector in zip(missing, self._inner.encode_document(missing), strict=True):
+                self._documents[text] = vector
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self._documents[t] for t in texts])
+
+
+@pytest.fixture(scope="module")
+def model(embedder: Any) -> MemoisingEmbedder:
+    return MemoisingEmbedder(embedder)
+
+
+# --- catalog slices ---------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def apibank_records(datasets: Path) -> list[dict[str, Any]]:
+    """The first APIBank tools, as ToolRet records (a fresh copy per test, free to edit)."""
+    records = json.loads((datasets / "toolret" / "apibank" / "tools.json").read_text(encoding="utf-8"))
+    return copy.deepcopy(records[:APIBANK_SLICE])
+
+
+def write_catalog(folder: Path, data: Any) -> Path:
+    """``<folder>/tools.json``: the loaders name the catalog after the folder (``toolret/apibank``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "tools.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def apibank_catalog(tmp_path: Path, apibank_records: list[dict[str, Any]]) -> Path:
+    return write_catalog(tmp_path / "apibank", apibank_records)
+
+
+@pytest.fixture()
+def mcp_servers(datasets: Path) -> list[dict[str, Any]]:
+    servers = json.loads((datasets / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))
+    return [servers[i] for i in MCP_SERVERS]
+
+
+@pytest.fixture()
+def mcp_catalog(tmp_path: Path, mcp_servers: list[dict[str, Any]]) -> Path:
+    return write_catalog(tmp_path / "livemcpbench", mcp_servers)
+
+
+OPENAI_FUNCTIONS = {
+    "tools": [
+        {
+            "type": "function",
+            "function": {
+                "name": "convert_currency",
+                "description": "Convert an amount of money from one currency into another at today's rate.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "amount": {"type": "number", "description": "The amount to convert."},
+                        "from_currency": {"type": "string", "description": "ISO code of the source currency."},
+                        "to_currency": {"type": "string", "description": "ISO code of the target currency."},
+                    },
+                    "required": ["amount", "from_currency", "to_currency"],
+                },
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "send_sms",
+                "description": "Send a short text message to a phone number.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "phone_number": {"type": "string", "description": "Recipient phone number."},
+                        "message": {"type": "string", "description": "The text to send."},
+                    },
+                    "required": ["phone_number", "message"],
+                },
+            },
+        },
+    ]
+}
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+
+def server_tools(server: dict[str, Any]) -> list[dict[str, Any]]:
+    tools = server["tools"]
+    if isinstance(tools, dict):
+        return [tool for entry in tools.values() for tool in entry["tools"]]
+    return list(tools)
+
+
+def slug(text: str) -> str:
+    from toolsift.ingest.loaders._common import slugify
+
+    return slugify(text)
+
+
+def hits(client: Any, index: str, query: dict[str, Any], **extra: Any) -> list[dict[str, Any]]:
+    answer = client.search(index=index, body={"size": 1000, "query": query, **extra})
+    return list(answer["hits"]["hits"])
+
+
+def ids_of(client: Any, index: str, query: dict[str, Any]) -> set[str]:
+    return {h["_id"] for h in hits(client, index, query, _source=False)}
+
+
+def write_state(client: Any, index: str) -> dict[str, tuple[int, int]]:
+    """Every document's (``_seq_no``, ``_version``): any write to a document changes both."""
+    found = hits(client, index, {"match_all": {}}, _source=False, seq_no_primary_term=True, version=True)
+    return {h["_id"]: (h["_seq_no"], h["_version"]) for h in found}
+
+
+def apibank_ids(records: list[dict[str, Any]]) -> set[str]:
+    return {r["id"] for r in records}
+
+
+# --- a ToolRet catalog ------------------------------------------------------------------------------
+
+
+def test_ingesting_a_toolret_slice_indexes_every_tool_with_its_parameters_as_nested_documents(
+    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path, apibank_records: list[dict[str, Any]]
+) -> None:
+    report = ingest_catalog(client, settings, model, apibank_catalog)
+
+    assert report.ok
+    assert (report.format, report.tools, report.agents) == ("toolret", APIBANK_SLICE, 0)
+    assert report.created == APIBANK_SLICE
+    assert client.count(index=settings.index)["count"] == APIBANK_SLICE
+    assert ids_of(client, settings.index, {"match_all": {}}) == apibank_ids(apibank_records)
+
+    with_parameters = {r["id"] for r in apibank_records if r["documentation"].get("parameters")}
+    nested_exists = {"nested": {"path": "parameters", "query": {"exists": {"field": "parameters.name"}}}}
+    assert client.count(index=settings.index, body={"query": nested_exists})["count"] == len(with_parameters)
+
+    # Each parameter of the catalog is one nested document under its tool.
+    for hit in hits(client, settings.index, {"match_all": {}}, _source=["parameters.name", "parameters.required"]):
+        documented = next(r for r in apibank_records if r["id"] == hit["_id"])["documentation"]["parameters"]
+        assert [p["name"] for p in hit["_source"]["parameters"]] == [p["name"] for p in documented]
+
+    # A parameter name finds exactly the tools that declare it.
+    takes_username = {r["id"] for r in apibank_records if any(p["name"] == "username" for p in r["documentation"]["parameters"])}
+    assert takes_username >= {"apibank_tool_0", "apibank_tool_1", "apibank_tool_4"}
+    by_name = {"nested": {"path": "parameters", "query": {"term": {"parameters.name.keyword": "username"}}}}
+    assert ids_of(client, settings.index, by_name) == takes_username
+
+
+def test_nested_parameters_keep_each_parameters_name_and_description_together(
+    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path
+) -> None:
+    ingest_catalog(client, settings, model, apibank_catalog)
+    # ForgotPassword (apibank_tool_4) has a `username` parameter and an `email` parameter: a flattened
+    # mapping would match "username whose description mentions email"; nested documents do not.
+    same_parameter = {
+        "nested": {
+            "path": "parameters",
+            "query": {
+                "bool": {
+                    "must": [
+                        {"term": {"parameters.name.keyword": "username"}},
+                        {"match": {"parameters.description": "email"}},
+                    ]
+                }
+            },
+        }
+    }
+    assert ids_of(client, settings.index, same_parameter) == set()
+    email_parameter = {
+        "nested": {
+            "path": "parameters",
+            "query": {
+                "bool": {
+                    "must": [
+                        {"term": {"parameters.name.keyword": "email"}},
+                        {"match": {"parameters.description": "email"}},
+                    ]
+                }
+            },
+        }
+    }
+    assert "apibank_tool_4" in ids_of(client, settings.index, email_parameter)
+
+
+def test_the_index_records_its_embedding_model_and_the_alias_points_at_version_one(
+    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path
+) -> None:
+    report = ingest_catalog(client, settings, model, apibank_catalog)
+
+    first = f"{settings.index}-000001"
+    assert report.index == first
+    assert set(client.indices.get_alias(name=settings.index)) == {first}
+    meta = client.indices.get_mapping(index=first)[first]["mappings"]["_meta"]["toolsift"]
+    assert meta["embedding_model"] == model.name == "all-MiniLM-L6-v2"
+    assert meta["embedding_dim"] == model.dimension == 384
+    # The catalog that was ingested is recorded by its fingerprint, with its counts.
+    (recorded,) = meta["catalogs"].values()
+    assert (recorded["format"], recorded["tools"], recorded["agents"]) == ("toolret", APIBANK_SLICE, 0)
+
+
+def test_reingesting_an_unchanged_catalog_writes_nothing(
+    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path
+) -> None:
+    ingest_catalog(client, settings, model, apibank_catalog)
+    before = write_state(client, settings.index)
+
+    again = ingest_catalog(client, settings, model, apibank_catalog)
+
+    assert again.ok
+    assert (again.created, again.updated, again.deleted) == (0, 0, 0)
+    assert again.unchanged == APIBANK_SLICE
+    assert write_state(client, settings.index) == before
+
+
+def test_an_unchanged_catalog_file_is_skipped_at_once_when_asked(
+    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path
+) -> None:
+    ingest_catalog(client, settings, model, apibank_catalog)
+    before = write_state(client, settings.index)
+
+    skipped = ingest_catalog(client, settings, model, apibank_catalog, skip_if_unchanged=True)
+
+    assert skipped.catalog_unchanged
+    assert (skipped.created, skipped.updated, skipped.unchanged) == (0, 0, APIBANK_SLICE)
+    assert write_state(client, settings.index) == before
+
+
+def test_a_changed_tool_is_updated_and_only_it(
+    client: Any,
+    settings: Any,
+    model: MemoisingEmbedder,
+    tmp_path: Path,
+    apibank_records: list[dict[str, Any]],
+) -> None:
+    catalog = write_catalog(tmp_path / "apibank", apibank_records)
+    ingest_catalog(client, settings, model, catalog)
+    before = write_state(client, settings.index)
+
+    new_description = "Remove a reminder of the user permanently, given its id and the user's token."
+    apibank_records[6]["documentation"]["description"] = new_description  # DeleteReminder
+    write_catalog(tmp_path / "apibank", apibank_records)
+    report = ingest_catalog(client, settings, model, catalog)
+
+    assert report.ok
+    assert (report.created, report.updated, report.unchanged) == (0, 1, APIBANK_SLICE - 1)
+    after = write_state(client, settings.index)
+    changed = {doc_id for doc_id in before if after[doc_id] != before[doc_id]}
+    assert changed == {"apibank_tool_6"}
+    assert after["apibank_tool_6"][1] == before["apibank_tool_6"][1] + 1
+    stored = client.get(index=settings.index, id="apibank_tool_6", _source_includes=["description"])
+    assert stored["_source"]["description"] == new_description
+
+
+def test_prune_deletes_the_tools_a_catalog_no_longer_lists(
+    client: Any,
+    settings: Any,
+    model: MemoisingEmbedder,
+    tmp_path: Path,
+    apibank_records: list[dict[str, Any]],
+) -> None:
+    catalog = write_catalog(tmp_path / "apibank", apibank_records)
+    ingest_catalog(client, settings, model, catalog)
+
+    dropped = {apibank_records[3]["id"], apibank_records[9]["id"]}
+    kept = [r for r in apibank_records if r["id"] not in dropped]
+    write_catalog(tmp_path / "apibank", kept)
+    report = ingest_catalog(client, settings, model, catalog, prune=True)
+
+    assert report.ok
+    assert report.deleted == 2
+    assert (report.created, report.updated, report.unchanged) == (0, 0, APIBANK_SLICE - 2)
+    assert ids_of(client, settings.index, {"match_all": {}}) == apibank_ids(kept)
+    assert not any(client.exists(index=settings.index, id=doc_id) for doc_id in dropped)
+
+
+def test_without_prune_tools_missing_from_the_catalog_stay(
+    client: Any,
+    settings: Any,
+    model: MemoisingEmbedder,
+    tmp_path: Path,
+    apibank_records: list[dict[str, Any]],
+) -> None:
+    catalog = write_catalog(tmp_path / "apibank", apibank_records)
+    ingest_catalog(client, settings, model, catalog)
+
+    write_catalog(tmp_path / "apibank", apibank_records[:-2])
+    report = ingest_catalog(client, settings, model, catalog)
+
+    assert report.deleted == 0
+    assert ids_of(client, settings.index, {"match_all": {}}) == apibank_ids(apibank_records)
+
+
+def test_prune_leaves_other_catalogs_in_the_same_index_alone(
+    client: Any,
+    settings: Any,
+    model: MemoisingEmbedder,
+    tmp_path: Path,
+    apibank_records: list[dict[str, Any]],
+) -> None:
+    catalog = write_catalog(tmp_path / "apibank", apibank_records)
+    functions = write_catalog(tmp_path / "fintools", OPENAI_FUNCTIONS)
+    ingest_catalog(client, settings, model, catalog)
+    ingest_catalog(client, settings, model, functions)
+
+    write_catalog(tmp_path / "apibank", apibank_records[1:])
+    report = ingest_catalog(client, settings, model, catalog, prune=True)
+
+    assert report.deleted == 1
+    remaining = ids_of(client, settings.index, {"match_all": {}})
+    assert {"convert_currency", "send_sms"} <= remaining
+    assert apibank_records[0]["id"] not in remaining
+
+
+def test_rebuild_fills_the_next_version_swaps_the_alias_and_deletes_the_old_version(
+    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path
+) -> None:
+    ingest_catalog(client, settings, model, apibank_catalog)
+    first, second = f"{settings.index}-000001", f"{settings.index}-000002"
+
+    report = ingest_catalog(client, settings, model, apibank_catalog, rebuild=True)
+
+    assert report.ok
+    assert report.index == second
+    assert report.created == APIBANK_SLICE  # a new version is filled from scratch
+    assert set(client.indices.get_alias(name=settings.index)) == {second}
+    assert not client.indices.exists(index=first)
+    assert IndexManager(client, settings.index).versions() == [second]
+    assert client.count(index=settings.index)["count"] == APIBANK_SLICE
+
+    result = Searcher(client, settings, model).search(
+        "replace my old password with a new password", top_k=3, retriever="hybrid"
+    )
+    assert result.index == second
+    assert "apibank_tool_3" in [t.doc_id for t in result.tools]  # ModifyPassword
+
+
+def test_an_index_built_for_another_embedding_model_is_refused(
+    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path
+) -> None:
+    IndexManager(client, settings.index).ensure("other-model", model.dimension)
+
+    with pytest.raises(IndexMismatchError) as by_search:
+        Searcher(client, settings, model)
+    with pytest.raises(IndexMismatchError) as by_ingest:
+        ingest_catalog(client, settings, model, apibank_catalog)
+
+    for refused in (by_search, by_ingest):
+        message = str(refused.value)
+        assert "other-model" in message
+        assert "all-MiniLM-L6-v2" in message
+    assert client.count(index=settings.index)["count"] == 0
+
+
+def test_searching_an_alias_that_does_not_exist_says_to_ingest_first(
+    client: Any, settings: Any, model: MemoisingEmbedder
+) -> None:
+    with pytest.raises(IndexMismatchError, match="ingest"):
+        Searcher(client, settings, model)
+
+
+# --- an MCP catalog: agents joined to their tools ---------------------------------------------------
+
+
+def test_mcp_servers_become_agents_and_their_tools_children(
+    client: Any, settings: Any, model: MemoisingEmbedder, mcp_catalog: Path, mcp_servers: list[dict[str, Any]]
+) -> None:
+    report = ingest_catalog(client, settings, model, mcp_catalog)
+
+    n_tools = sum(len(server_tools(s)) for s in mcp_servers)
+    assert report.ok
+    assert (report.format, report.agents, report.tools) == ("mcp", len(MCP_SERVERS), n_tools)
+    agents = ids_of(client, settings.index, {"term": {"entity": "agent"}})
+    assert agents == {f"agent:{slug(s['name'])}" for s in mcp_servers}
+    assert client.count(index=settings.index, body={"query": {"term": {"entity": "tool"}}})["count"] == n_tools
+
+
+def test_has_child_finds_each_agent_by_its_tools_and_has_parent_finds_an_agents_tools(
+    client: Any, settings: Any, model: MemoisingEmbedder, mcp_catalog: Path, mcp_servers: list[dict[str, Any]]
+) -> None:
+    ingest_catalog(client, settings, model, mcp_catalog)
+
+    for server in mcp_servers:
+        agent_id = f"agent:{slug(server['name'])}"
+        tool_ids = {f"{slug(server['name'])}/{t['name']}" for t in server_tools(server)}
+
+        by_tool_id = {"has_child": {"type": "tool", "query": {"terms": {"tool_id": sorted(tool_ids)}}}}
+        assert ids_of(client, settings.index, by_tool_id) == {agent_id}
+
+        children = {"has_parent": {"parent_type": "agent", "query": {"ids": {"values": [agent_id]}}}}
+        assert ids_of(client, settings.index, children) == tool_ids
+
+    # A tool's own words find its server: the PDF reader is the server of the tool that reads PDFs.
+    reads_pdfs = {"has_child": {"type": "tool", "query": {"match": {"description": "PDF pages metadata"}}}}
+    assert ids_of(client, settings.index, reads_pdfs) == {"agent:pdf-reader-mcp-server"}
+
+
+def test_every_mcp_tool_is_routed_to_its_agents_shard(
+    client: Any, settings: Any, model: MemoisingEmbedder, mcp_catalog: Path
+) -> None:
+    ingest_catalog(client, settings, model, mcp_catalog)
+
+    tools = hits(client, settings.index, {"term": {"entity": "tool"}}, _source=["agent_id", "relation"])
+    assert tools
+    for hit in tools:
+        agent_id = hit["_source"]["agent_id"]
+        assert agent_id.startswith("agent:")
+        assert hit["_routing"] == agent_id
+        assert hit["_source"]["relation"] == {"name": "tool", "parent": agent_id}
+    # A routed tool is found by id only with its routing.
+    some = tools[0]
+    assert client.get(index=settings.index, id=some["_id"], routing=some["_routing"])["found"]
+
+
+def test_a_tool_without_an_owner_is_indexed_and_searchable_beside_agents_and_their_tools(
+    client: Any, settings: Any, model: MemoisingEmbedder, tmp_path: Path, mcp_catalog: Path
+) -> None:
+    ingest_catalog(client, settings, model, mcp_catalog)
+    functions = write_catalog(tmp_path / "fintools", OPENAI_FUNCTIONS)
+
+    report = ingest_catalog(client, settings, model, functions)
+
+    assert report.ok
+    assert (report.format, report.tools, report.agents, report.created) == ("openai_functions", 2, 0, 2)
+    ownerless = hits(client, settings.index, {"ids": {"values": ["convert_currency", "send_sms"]}},
+                     _source=["agent_id", "relation", "entity"])
+    assert len(ownerless) == 2
+    for hit in ownerless:
+        assert hit["_source"]["entity"] == "tool"
+        assert hit["_source"].get("agent_id") is None
+        assert "relation" not in hit["_source"]
+        assert hit.get("_routing") is None
+
+    searcher = Searcher(client, settings, model)
+    for retriever in ("bm25", "minilm", "hybrid"):
+        found = searcher.search("convert 100 euros to US dollars", top_k=3, retriever=retriever)
+        assert found.tools[0].doc_id == "convert_currency", retriever
+        assert found.tools[0].agent_id is None
+    # Agent-level search skips a tool that has no owner instead of failing on it.
+    agents = searcher.search("send a text message to a phone", top_k=3, level="agent")
+    assert "send_sms" in {t.doc_id for t in agents.tools}
+    assert all(a.agent_id.startswith("agent:") for a in agents.agents)

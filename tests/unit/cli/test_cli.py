@@ -1,0 +1,143 @@
+"""The ``toolsift`` command line: help for every command, and clean error messages."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from toolsift.cli.main import cli
+from toolsift.config import get_settings
+
+COMMANDS = ["bench", "demo", "eval", "index", "ingest", "node", "search"]
+SUBCOMMANDS = [
+    ["node", "install"],
+    ["node", "start"],
+    ["node", "stop"],
+    ["node", "status"],
+    ["node", "logs"],
+    ["index", "status"],
+    ["index", "drop"],
+]
+UNREACHABLE = "http://127.0.0.1:9"
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No TOOLSIFT_* variables, no ./toolsift.toml, and a fresh get_settings cache."""
+    for name in list(os.environ):
+        if name.startswith("TOOLSIFT_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+@pytest.fixture()
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+# --- help -------------------------------------------------------------------------------------------------
+
+
+def test_root_help_lists_every_command(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["--help"])
+
+    assert result.exit_code == 0, result.output
+    commands = result.output.split("Commands:", 1)[1]
+    listed = [line.split()[0] for line in commands.splitlines() if line.strip()]
+    assert listed == COMMANDS
+    for option in ("--config", "--opensearch-url", "--index", "--version"):
+        assert option in result.output
+
+
+def test_every_command_in_the_group_is_listed_and_resolvable() -> None:
+    import click
+
+    ctx = click.Context(cli)
+    assert cli.list_commands(ctx) == COMMANDS  # type: ignore[attr-defined]
+    for name in COMMANDS:
+        assert cli.get_command(ctx, name) is not None, name  # type: ignore[attr-defined]
+    assert cli.get_command(ctx, "nonsense") is None  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("args", [[c] for c in COMMANDS] + SUBCOMMANDS, ids=" ".join)
+def test_every_command_has_working_help(runner: CliRunner, args: list[str]) -> None:
+    result = runner.invoke(cli, [*args, "--help"])
+
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Usage: ")
+    assert " ".join(args) in result.output.splitlines()[0]
+
+
+def test_an_unknown_command_is_a_usage_error(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["nonsense"])
+
+    assert result.exit_code == 2
+    assert "No such command 'nonsense'" in result.output
+
+
+def test_version_is_reported(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["--version"])
+
+    assert result.exit_code == 0
+    assert "0.1.0" in result.output
+
+
+# --- errors become messages ------------------------------------------------------------------------------------
+
+
+def test_an_unreachable_cluster_is_a_one_line_error_naming_the_url(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["--opensearch-url", UNREACHABLE, "index", "status"])
+
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: ClusterError: ")
+    assert f"no OpenSearch answers at {UNREACHABLE}" in result.output
+    assert "Traceback" not in result.output
+    assert isinstance(result.exception, SystemExit)
+
+
+def test_the_installed_script_prints_the_error_without_a_traceback() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+    script = Path(sys.executable).parent / "toolsift"
+    if not script.exists():
+        pytest.skip(f"console script not installed at {script}")
+
+    done = subprocess.run(
+        [str(script), "--opensearch-url", UNREACHABLE, "index", "status"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.startswith("Error: ClusterError: no OpenSearch answers at http://127.0.0.1:9")
+    assert "Traceback" not in done.stderr
+
+
+def test_a_bad_environment_setting_is_a_config_error(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLSIFT_CANDIDATES", "0")
+
+    result = runner.invoke(cli, ["index", "status"])
+
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: ConfigError: invalid toolsift configuration")
+    assert "candidates" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_bad_flag_value_is_a_config_error(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["--index", "Bad Name", "index", "status"])
+
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: ConfigError: ")
+    assert "index" in result.output
