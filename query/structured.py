@@ -18,7 +18,7 @@ from toolsift.errors import BadQueryError
 __all__ = ["ToolNeed", "StructuredQuery", "NEED_FIELD_FOR", "MAX_QUERY_CHARS"]
 
 #: Longest request text accepted (a search box, not a document).
-MAX_QUERY_CHARS = 8_000
+MAX_QUERY_CHARS = 32_000
 
 #: Document field → the tool-need text it is matched with (MFTR §3.4).
 NEED_FIELD_FOR: Mapping[str, str] = MappingProxyType(

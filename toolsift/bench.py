@@ -26,6 +26,7 @@ from opensearchpy import OpenSearch
 
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
+from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.evaluation.datasets import load_benchmark
 from toolsift.evaluation.runner import latency_summary
 from toolsift.ingest.embed import document_texts
@@ -86,7 +87,7 @@ def run_bench(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Measure ingest and search on ``dataset_dir``; returns the figures as a JSON-able dict."""
-    benchmark = load_benchmark(Path(dataset_dir))
+    benchmark = load_benchmark(Path(dataset_dir), tool_id_for=mcp_tool_id)
     alias = "toolsift-bench-" + "".join(c if c.isalnum() else "-" for c in benchmark.name.lower())
     bench_settings = settings.with_overrides(index=alias)
     IndexManager(client, alias).delete_all()

@@ -36,7 +36,7 @@ from toolsift.ingest.loaders._common import (
 )
 from toolsift.ingest.records import LoadedRecord, RawAgent, RawTool, RejectedRecord
 
-__all__ = ["NAME", "detect", "load"]
+__all__ = ["NAME", "detect", "load", "tool_id_for"]
 
 NAME = "mcp"
 _SCHEMA_KEYS = ("inputSchema", "input_schema")
@@ -216,6 +216,15 @@ def _single_server(
     yield from _tools(source, "", tools, slugify(name or catalog_name(path)), agent_id)
 
 
+def tool_id_for(server_name: str, tool_name: str) -> str:
+    """The id a tool of MCP server ``server_name`` gets: ``<slug of server name>/<tool name>``.
+
+    Benchmarks that name tools by server and tool (LiveMCPBench's annotations) use this to build
+    qrels with the index's ids.
+    """
+    return f"{slugify(server_name.strip())}/{tool_name.strip()}"
+
+
 def _tools(
     source: str, prefix: str, tools: list[Any], id_prefix: str, agent_id: str | None
 ) -> Iterator[LoadedRecord]:
@@ -226,4 +235,5 @@ def _tools(
             continue
         name = tool.get("name")
         tool_id = f"{id_prefix}/{name.strip()}" if isinstance(name, str) and name.strip() else None
+        # id_prefix is slugify(server name), so this equals tool_id_for(server, name)
         yield RawTool(source, position, tool, tool_id, agent_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,38 +257,57 @@ def test_strict_ingest_of_a_bad_catalog_leaves_an_existing_index_as_it_was(
 # --- a file that is not a catalog at all ------------------------------------------------------------
 
 
-@pytest.fixture()
-def truncated(tmp_path: Path, records: Records) -> Path:
-    text = json.dumps(records, indent=1)
-    path = tmp_path / "apibank" / "tools.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(text[: len(text) * 2 // 3], encoding="utf-8")
-    return path
+TRUNCATIONS = {
+    # The copy stopped at a record boundary: the file ends where the next value should start.
+    "between-records": lambda text: text[: text.index("}, {", len(text) // 2) + 3],
+    # The copy stopped inside a description.
+    "inside-a-string": lambda text: text[: text.index('"description": "', len(text) // 2) + 30],
+}
+
+
+@pytest.fixture(params=sorted(TRUNCATIONS))
+def truncated(request: pytest.FixtureRequest, tmp_path: Path, records: Records) -> tuple[Path, str]:
+    """(a catalog file cut short, where it was cut)."""
+    text = json.dumps(records, ensure_ascii=False)
+    path = write(tmp_path / "apibank", [])
+    path.write_text(TRUNCATIONS[request.param](text), encoding="utf-8")
+    return path, request.param
+
+
+def _about_the_file(message: str, path: Path) -> str:
+    """The message after the file's name (tmp_path names repeat the test's own words)."""
+    assert str(path) in message
+    return message.split(str(path), 1)[1]
 
 
 @pytest.mark.parametrize("strict", [True, False], ids=["strict", "lenient"])
-def test_a_truncated_json_file_is_refused_saying_where_it_stops(
-    client: Any, settings: Any, model: MemoisingEmbedder, truncated: Path, strict: bool
+def test_a_cut_short_json_file_is_refused_saying_where_parsing_stopped(
+    client: Any, settings: Any, model: MemoisingEmbedder, truncated: tuple[Path, str], strict: bool
 ) -> None:
-    with pytest.raises(CatalogError) as raised:
-        ingest_catalog(client, settings, model, truncated, strict=strict)
+    path, where = truncated
 
-    message = str(raised.value)
-    assert str(truncated) in message
-    assert "not valid JSON" in message
-    assert "line" in message and "column" in message
-    assert "truncated" in message
+    with pytest.raises(CatalogError) as raised:
+        ingest_catalog(client, settings, model, path, strict=strict)
+
+    explained = _about_the_file(str(raised.value), path)
+    assert "not valid JSON" in explained
+    assert re.search(r"at line \d+ column \d+", explained)
+    if where == "between-records":
+        assert "the file ends early: truncated?" in explained
     assert alias_documents(client, settings.index) is None
 
 
-def test_the_ingest_command_refuses_a_truncated_file_without_a_traceback(
-    base_settings: Any, settings: Any, client: Any, truncated: Path
+def test_the_ingest_command_refuses_a_cut_short_file_without_a_traceback(
+    base_settings: Any, settings: Any, client: Any, truncated: tuple[Path, str]
 ) -> None:
-    result = run_cli("--opensearch-url", base_settings.opensearch_url, "ingest", str(truncated), "--index", settings.index)
+    path, _ = truncated
+
+    result = run_cli("--opensearch-url", base_settings.opensearch_url, "ingest", str(path), "--index", settings.index)
 
     assert result.exit_code == 1
     assert "Traceback" not in result.output
-    assert "CatalogError" in result.output and "truncated" in result.output
+    assert "Error: CatalogError: " in result.output
+    assert re.search(r"not valid JSON: .* at line \d+ column \d+", _about_the_file(result.output, path))
     assert alias_documents(client, settings.index) is None
 
 

@@ -19,6 +19,7 @@ from opensearchpy import OpenSearch
 
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
+from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.evaluation.datasets import Benchmark, load_benchmark
 from toolsift.evaluation.metrics import DEFAULT_MEASURES, evaluate
 from toolsift.ingest.pipeline import ingest_catalog
@@ -109,7 +110,7 @@ def run_eval(
         split: for benchmarks with splits (BEIR qrels files), which one to evaluate.
         progress: called with (done, total) queries.
     """
-    benchmark = load_benchmark(Path(dataset_dir), split=split)
+    benchmark = load_benchmark(Path(dataset_dir), split=split, tool_id_for=mcp_tool_id)
     alias = eval_index_name(benchmark)
     bench_settings = settings.with_overrides(index=alias)
     current = IndexManager(client, alias).current()
