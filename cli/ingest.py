@@ -40,7 +40,10 @@ def ingest(
     from toolsift.embedding import load_embedder
     from toolsift.ingest.pipeline import ingest_catalog
 
+    from toolsift.ingest.loaders import detect_format
+
     settings = app.settings(index=index_alias)
+    fmt = fmt or detect_format(path)  # an unreadable catalog fails before the model loads
     client = app.client()
     embedder = load_embedder(settings)
     with progress_bars(not (quiet or as_json)) as progress:

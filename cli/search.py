@@ -51,8 +51,9 @@ def search(
     else:
         raise click.UsageError("give a QUERY or --structured FILE")
     settings = app.settings(index=index_alias, retriever=retriever)
+    client = app.client()  # an unreachable node is reported before the model loads
     embedder = None if settings.retriever == "bm25" and method == "full-doc" else load_embedder(settings)
-    searcher = Searcher(app.client(), settings, embedder)
+    searcher = Searcher(client, settings, embedder)
     result = searcher.search(request, top_k=top_k, method=method, retriever=settings.retriever, level=level)  # type: ignore[arg-type]
     if as_json:
         emit_json(result.to_dict())

@@ -25,7 +25,7 @@ from opensearchpy.helpers import streaming_bulk
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogRecordError, CatalogRejectedError, IndexingError
-from toolsift.ingest.embed import to_index_documents
+from toolsift.ingest.embed import document_texts, to_index_documents
 from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.normalise import normalise_agent, normalise_tool
 from toolsift.ingest.records import RawAgent, RawTool, RejectedRecord
@@ -331,6 +331,7 @@ def _actions(
         t0 = time.perf_counter()
         bodies = to_index_documents(embedder, batch)
         report.embed_seconds += time.perf_counter() - t0
+        report.texts_embedded += len({t for d in batch for t in document_texts(d)})
         for doc, body in zip(batch, bodies):
             doc_id = _doc_id(doc)
             action: dict[str, Any] = {"_op_type": "index", "_index": index, "_id": doc_id, "_source": body}

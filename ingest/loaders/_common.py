@@ -102,7 +102,9 @@ def read_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = " (the file ends early: truncated?)" if exc.pos >= len(text.rstrip()) else ""
+        # An unterminated string is reported where it starts, not at the end of the file.
+        ends_early = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+        hint = " (the file ends early: truncated?)" if ends_early else ""
         raise CatalogError(
             f"catalog file {str(path)!r} is not valid JSON: {json_problem(exc)}{hint}"
         ) from exc

@@ -24,9 +24,16 @@ from toolsift.search import Searcher
 pytestmark = pytest.mark.integration
 
 APIBANK_SLICE = 12
-#: LiveMCPBench servers of the MCP slice (by position in tools.json): Yahoo Finance, Hugeicons,
-#: PDF Reader, HowToCook, DuckDuckGo search — 5 servers, 20 tools, English and Chinese descriptions.
-MCP_SERVERS = (1, 3, 5, 6, 8)
+#: LiveMCPBench servers of the MCP slice (by position in tools.json) and the agent id each becomes:
+#: ``agent:`` and a slug of the server's name. 20 tools, English and Chinese descriptions.
+MCP_AGENTS = {
+    1: "agent:mcp-yahoo-finance",
+    3: "agent:hugeicons-mcp-server",
+    5: "agent:pdf-reader-mcp-server",
+    6: "agent:howtocook-mcp-server",
+    8: "agent:duckduckgo-search-mcp-server",
+}
+MCP_SERVERS = tuple(MCP_AGENTS)
 
 
 class MemoisingEmbedder:
@@ -141,10 +148,14 @@ def server_tools(server: dict[str, Any]) -> list[dict[str, Any]]:
     return list(tools)
 
 
-def slug(text: str) -> str:
-    from toolsift.ingest.loaders._common import slugify
+def agent_id_of(server: dict[str, Any], servers: list[dict[str, Any]]) -> str:
+    return MCP_AGENTS[MCP_SERVERS[servers.index(server)]]
 
-    return slugify(text)
+
+def tool_ids_of(server: dict[str, Any], servers: list[dict[str, Any]]) -> set[str]:
+    """A server's tools are ``<slug of the server name>/<tool name>``."""
+    prefix = agent_id_of(server, servers).removeprefix("agent:")
+    return {f"{prefix}/{tool['name']}" for tool in server_tools(server)}
 
 
 def hits(client: Any, index: str, query: dict[str, Any], **extra: Any) -> list[dict[str, Any]]:
@@ -177,6 +188,7 @@ def test_ingesting_a_toolret_slice_indexes_every_tool_with_its_parameters_as_nes
     assert report.ok
     assert (report.format, report.tools, report.agents) == ("toolret", APIBANK_SLICE, 0)
     assert report.created == APIBANK_SLICE
+    assert report.texts_embedded > APIBANK_SLICE  # descriptions, parameters, responses, full docs
     assert client.count(index=settings.index)["count"] == APIBANK_SLICE
     assert ids_of(client, settings.index, {"match_all": {}}) == apibank_ids(apibank_records)
 
@@ -258,6 +270,7 @@ def test_reingesting_an_unchanged_catalog_writes_nothing(
 
     assert again.ok
     assert (again.created, again.updated, again.deleted) == (0, 0, 0)
+    assert again.texts_embedded == 0
     assert again.unchanged == APIBANK_SLICE
     assert write_state(client, settings.index) == before
 
@@ -420,7 +433,7 @@ def test_mcp_servers_become_agents_and_their_tools_children(
     assert report.ok
     assert (report.format, report.agents, report.tools) == ("mcp", len(MCP_SERVERS), n_tools)
     agents = ids_of(client, settings.index, {"term": {"entity": "agent"}})
-    assert agents == {f"agent:{slug(s['name'])}" for s in mcp_servers}
+    assert agents == set(MCP_AGENTS.values())
     assert client.count(index=settings.index, body={"query": {"term": {"entity": "tool"}}})["count"] == n_tools
 
 
@@ -430,8 +443,9 @@ def test_has_child_finds_each_agent_by_its_tools_and_has_parent_finds_an_agents_
     ingest_catalog(client, settings, model, mcp_catalog)
 
     for server in mcp_servers:
-        agent_id = f"agent:{slug(server['name'])}"
-        tool_ids = {f"{slug(server['name'])}/{t['name']}" for t in server_tools(server)}
+        agent_id = agent_id_of(server, mcp_servers)
+        tool_ids = tool_ids_of(server, mcp_servers)
+        assert len(tool_ids) == len(server_tools(server))
 
         by_tool_id = {"has_child": {"type": "tool", "query": {"terms": {"tool_id": sorted(tool_ids)}}}}
         assert ids_of(client, settings.index, by_tool_id) == {agent_id}
