@@ -276,7 +276,7 @@ class LocalNode:
 
     def _run_maven(self, mvn: str, staging: Path) -> None:
         pom = staging / "pom.xml"
-        pom.write_bytes(resources.files("toolsift.plugin_scripts").joinpath("maven/pom.xml").read_bytes())
+        pom.write_bytes(resources.files("toolsift.plugin_scripts").joinpath("maven-pom/pom.xml").read_bytes())
         command = [
             mvn,
             "-B",

@@ -1,6 +1,6 @@
 """Search pipelines kept as JSON beside this module and applied idempotently through the client.
 
-Each ``pipelines/<name>.json`` is a template; :func:`ensure_pipelines` installs it as
+Each ``search-pipelines/<name>.json`` is a template; :func:`ensure_pipelines` installs it as
 ``<alias>-<name>`` with the min-max combination weights filled from the field weights (so the first
 stage already ranks by them), and writes only when the stored body differs.
 """
@@ -22,7 +22,7 @@ _LEXICAL_SHARE = 0.5  # hybrid: the BM25 sub-query's share; the dense fields spl
 
 def pipeline_templates() -> dict[str, dict[str, Any]]:
     """Every pipeline template shipped with toolsift, by name."""
-    folder = resources.files("toolsift.plugin_scripts") / "pipelines"
+    folder = resources.files("toolsift.plugin_scripts") / "search-pipelines"
     out = {}
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".json"):

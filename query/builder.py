@@ -5,7 +5,7 @@ Two requests per search (MFTR §3.4 on OpenSearch):
 1. **Candidates** — OpenSearch's own hybrid machinery: a neural-search ``hybrid`` query whose
    sub-queries are BM25 over the MFTR fields and k-NN on each field's vector (per tool need, max over
    needs with ``dis_max``), run through a normalisation search pipeline (min-max, weighted by the field
-   weights; see ``plugin_scripts/pipelines``). ``bm25`` mode needs no pipeline: one ``bool`` query.
+   weights; see ``plugin_scripts/search-pipelines``). ``bm25`` mode needs no pipeline: one ``bool`` query.
 2. **Exact field scores** for every candidate — named clauses (``include_named_queries_score``),
    restricted to the candidates with an ``ids`` filter: BM25 ``match`` per field and need, exact
    cosine through the k-NN ``knn_score`` script, and ``nested`` queries with ``inner_hits`` giving
@@ -29,6 +29,7 @@ from toolsift.query.structured import NEED_FIELD_FOR, StructuredQuery
 
 __all__ = [
     "Kind",
+    "Fusion",
     "kinds_for",
     "ParameterMatch",
     "FieldSignals",
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 Kind = Literal["bm25", "dense"]
+Fusion = Literal["minmax", "rrf"]
 Vectors = Mapping[str, Sequence[float]]
 
 #: Sub-queries of the candidate ``hybrid`` query, in order; the pipelines' weights follow this order.
@@ -235,10 +237,20 @@ class QueryBuilder:
         return {"size": self.candidates, "_source": False, "query": query}
 
     @staticmethod
-    def pipeline_for(retriever: Retriever) -> str | None:
-        """The search-pipeline template the first stage of ``retriever`` runs through."""
+    def pipeline_for(retriever: Retriever, fusion: Fusion = "minmax") -> str | None:
+        """The search-pipeline template the first stage of ``retriever`` runs through.
+
+        ``minmax``: min-max normalisation and a weighted mean (weights from the field weights);
+        ``rrf``: reciprocal rank fusion of the sub-queries (rank_constant 60, unweighted).
+        """
         kinds_for(retriever)
-        return None if retriever == "bm25" else f"{retriever}-minmax"
+        if retriever == "bm25":
+            return None
+        if fusion == "rrf":
+            return "hybrid-rrf"
+        if fusion == "minmax":
+            return f"{retriever}-minmax"
+        raise BadQueryError(f"unknown fusion {fusion!r}; use minmax or rrf")
 
     # --- exact scores -----------------------------------------------------------------------------
     def field_scores_body(

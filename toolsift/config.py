@@ -96,6 +96,9 @@ class Settings(BaseSettings):
 
     # --- search and ranking -----------------------------------------------------------------------
     retriever: Retriever = Field("hybrid", description="Per-field scoring: bm25, minilm or hybrid.")
+    fusion: Literal["minmax", "rrf"] = Field(
+        "minmax", description="How the hybrid first stage fuses its sub-queries: minmax (weighted) or rrf."
+    )
     candidates: int = Field(100, ge=1, le=1000, description="First-stage candidates re-scored per query.")
     field_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS))
     agent_top_entities: int = Field(

@@ -255,7 +255,7 @@ class Searcher:
         timings = timings if timings is not None else {}
         builder = self._builder(depth, entity)
         body = builder.candidates_body(sq, vectors, retriever)
-        template = builder.pipeline_for(retriever)
+        template = builder.pipeline_for(retriever, self.settings.fusion)
         params = {"search_pipeline": pipeline_id(self.settings.index, template)} if template else {}
         t0 = time.perf_counter()
         answer = self.client.search(index=self.settings.index, body=body, params=params)

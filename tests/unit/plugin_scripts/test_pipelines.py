@@ -20,7 +20,7 @@ from toolsift.plugin_scripts.pipelines import (
 )
 from toolsift.query.builder import HYBRID_LAYOUT, QueryBuilder
 
-TEMPLATE_DIR = Path(pipelines_module.__file__).parent / "pipelines"
+TEMPLATE_DIR = Path(pipelines_module.__file__).parent / "search-pipelines"
 
 
 def _weights(body: dict[str, Any]) -> list[float]:

@@ -75,6 +75,13 @@ def test_bm25_runs_without_a_pipeline_and_the_hybrid_modes_through_their_minmax_
     assert QueryBuilder.pipeline_for("bm25") is None
     assert QueryBuilder.pipeline_for("hybrid") == "hybrid-minmax"
     assert QueryBuilder.pipeline_for("minilm") == "minilm-minmax"
+    assert QueryBuilder.pipeline_for("minilm", "rrf") == "hybrid-rrf"
+    assert QueryBuilder.pipeline_for("bm25", "rrf") is None
+
+
+def test_an_unknown_fusion_is_a_bad_query() -> None:
+    with pytest.raises(BadQueryError, match="fusion"):
+        QueryBuilder.pipeline_for("hybrid", "borda")  # type: ignore[arg-type]
 
 
 def test_the_hybrid_layouts_are_pinned() -> None:
