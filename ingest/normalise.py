@@ -53,6 +53,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolsift.errors import CatalogRecordError
+from toolsift.ingest.loaders._common import type_name
 from toolsift.ingest.records import AGENT_ID_PREFIX, RawAgent, RawTool
 from toolsift.mappings.model import AgentDoc, ParameterDoc, ToolDoc
 
@@ -231,12 +232,12 @@ def normalise_agent(raw: RawAgent, *, max_field_chars: int = DEFAULT_MAX_FIELD_C
     _check_agent_id(raw.agent_id, record, "agent_id")
     name: Any = raw.name
     if not isinstance(name, str):
-        raise record.error(f"must be a string, got {_type_name(name)}", "name")
+        raise record.error(f"must be a string, got {type_name(name)}", "name")
     if not name.strip():
         raise record.error("the agent has no name", "name")
     description: Any = raw.description
     if not isinstance(description, str):
-        raise record.error(f"must be a string, got {_type_name(description)}", "description")
+        raise record.error(f"must be a string, got {type_name(description)}", "description")
     if not isinstance(raw.documentation, Mapping):
         raise record.error("the documentation must be an object", "documentation")
     tags = tuple(dict.fromkeys(t.strip() for t in raw.tags if isinstance(t, str) and t.strip()))
@@ -271,28 +272,12 @@ class _Record:
         )
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
-
-
 # --- ids and lengths -------------------------------------------------------------------------------
 
 
 def _check_id(value: Any, record: _Record, field: str) -> None:
     if not isinstance(value, str):
-        raise record.error(f"the id must be a string, got {_type_name(value)}", field)
+        raise record.error(f"the id must be a string, got {type_name(value)}", field)
     if not value.strip():
         raise record.error("the id is empty", field)
     size = len(value.encode("utf-8"))
@@ -400,7 +385,7 @@ def _name(view: Mapping[str, Any], record: _Record) -> str:
         if value is None:
             continue
         if not isinstance(value, str):
-            raise record.error(f"the name must be a string, got {_type_name(value)}", key)
+            raise record.error(f"the name must be a string, got {type_name(value)}", key)
         if value.strip():
             return value.strip()
     for key in _SIGNATURE_KEYS:
@@ -433,7 +418,7 @@ def _description(view: Mapping[str, Any], record: _Record) -> str:
         if value is None:
             continue
         if not isinstance(value, str):
-            raise record.error(f"the description must be a string, got {_type_name(value)}", key)
+            raise record.error(f"the description must be a string, got {type_name(value)}", key)
         text = _clean_text(value)
         if text:
             return text
@@ -460,7 +445,7 @@ def _text_value(value: Any, record: _Record, field: str) -> str:
         return _clean_text(value)
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return "; ".join(text for text in (_clean_text(item) for item in value) if text)
-    raise record.error(f"must be text or a list of texts, got {_type_name(value)}", field)
+    raise record.error(f"must be text or a list of texts, got {type_name(value)}", field)
 
 
 def _tags(view: Mapping[str, Any]) -> tuple[str, ...]:
@@ -524,7 +509,7 @@ def _parse_parameters(
                 item = {"name": item}
             if not isinstance(item, Mapping):
                 raise record.error(
-                    f"parameter {index} must be an object or a name, got {_type_name(item)}", field
+                    f"parameter {index} must be an object or a name, got {type_name(item)}", field
                 )
             params.append(
                 _parameter(item.get("name"), item, record, field, index=index, optional=optional)
@@ -538,7 +523,7 @@ def _parse_parameters(
             for name, spec in value.items()
         )
     raise record.error(
-        f"parameters must be a list, an object or a JSON schema, got {_type_name(value)}", field
+        f"parameters must be a list, an object or a JSON schema, got {type_name(value)}", field
     )
 
 
@@ -576,7 +561,7 @@ def _schema_parameters(
     if properties is None:
         return ()
     if not isinstance(properties, Mapping):
-        raise record.error(f"properties must be an object, got {_type_name(properties)}", field)
+        raise record.error(f"properties must be an object, got {type_name(properties)}", field)
     listed = schema.get("required")
     required_names = {n for n in listed if isinstance(n, str)} if isinstance(listed, list) else set()
     params = []
@@ -604,7 +589,7 @@ def _spec(spec: Any, record: _Record, field: str, name: Any) -> Mapping[str, Any
     if isinstance(spec, str):
         return {"type": spec} if spec.strip().lower() in _TYPE_WORDS else {"description": spec}
     raise record.error(
-        f"the spec of parameter {name!r} must be an object or text, got {_type_name(spec)}", field
+        f"the spec of parameter {name!r} must be an object or text, got {type_name(spec)}", field
     )
 
 
@@ -620,7 +605,7 @@ def _parameter(
 ) -> ParameterDoc:
     where = f"parameter {index}" if index is not None else "a parameter"
     if not isinstance(name, str):
-        reason = "has no name" if name is None else f"has a name of type {_type_name(name)}"
+        reason = "has no name" if name is None else f"has a name of type {type_name(name)}"
         raise record.error(f"{where} {reason}", field)
     if not name.strip():
         raise record.error(f"{where} has an empty name", field)
@@ -629,7 +614,7 @@ def _parameter(
         description = ""
     if not isinstance(description, str):
         raise record.error(
-            f"the description of parameter {name!r} must be a string, got {_type_name(description)}",
+            f"the description of parameter {name!r} must be a string, got {type_name(description)}",
             field,
         )
     if optional:
@@ -747,7 +732,7 @@ def _response(view: Mapping[str, Any], record: _Record) -> str:
 def _render_field(value: Any, record: _Record, field: str) -> str:
     if isinstance(value, (str, Mapping, list)):
         return _render(value, 0)
-    raise record.error(f"must be text, an object or a list, got {_type_name(value)}", field)
+    raise record.error(f"must be text, an object or a list, got {type_name(value)}", field)
 
 
 def _compact(value: Any) -> str:

@@ -296,8 +296,9 @@ def ingest_catalog(
             report.failed,
         )
     if not report.rejected and not report.failed:
-        info = manager._info(target)
-        catalogs = dict(info.catalogs)
+        info = manager.info(target)
+        # One entry per catalog path: a changed file replaces its old fingerprint.
+        catalogs = {k: v for k, v in info.catalogs.items() if v.get("path") != str(path)}
         catalogs[fingerprint] = {
             "path": str(path),
             "format": fmt,

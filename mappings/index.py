@@ -65,7 +65,7 @@ class IndexManager:
         indices = sorted(answer)
         if len(indices) != 1:
             raise IndexMismatchError(f"alias {self.alias!r} points at {len(indices)} indices: {indices}")
-        return self._info(indices[0])
+        return self.info(indices[0])
 
     def versions(self) -> list[str]:
         """Every concrete version of this alias, oldest first."""
@@ -78,7 +78,8 @@ class IndexManager:
     def _is_version(self, name: str) -> bool:
         return re.fullmatch(re.escape(self.alias) + r"-\d{6}", name) is not None
 
-    def _info(self, index: str) -> IndexInfo:
+    def info(self, index: str) -> IndexInfo:
+        """What the concrete ``index`` was built for (its ``_meta.toolsift``)."""
         mapping = self.client.indices.get_mapping(index=index)[index]["mappings"]
         meta = mapping.get("_meta", {}).get("toolsift")
         if not meta:

@@ -18,6 +18,7 @@ argument) index. Lucene reports cosine similarity as ``(1 + cos) / 2``; it is ma
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -37,6 +38,8 @@ __all__ = [
     "parse_field_scores",
     "SOURCE_FIELDS",
     "HYBRID_LAYOUT",
+    "cap_terms",
+    "TERM_BUDGET",
 ]
 
 Kind = Literal["bm25", "dense"]
@@ -105,6 +108,25 @@ class FieldSignals:
     parameter_names: tuple[tuple[str, bool], ...] = ()
 
 
+#: Lucene refuses a query with more than 1024 term clauses in its whole tree (OpenSearch's default
+#: ``indices.query.bool.max_clause_count``); every BM25 text of one request shares this budget.
+TERM_BUDGET = 900
+_WORD = re.compile(r"\w+")
+
+
+def cap_terms(text: str, clauses: int = 1) -> str:
+    """``text`` cut after its share of :data:`TERM_BUDGET` when ``clauses`` BM25 texts share it.
+
+    A word may become two or three terms (identifier splitting keeps the original too), hence the
+    factor of 3. Requests that paste whole documents keep their beginning.
+    """
+    allowed = max(8, TERM_BUDGET // (3 * max(clauses, 1)))
+    for count, match in enumerate(_WORD.finditer(text), start=1):
+        if count == allowed:
+            return text[: match.end()]
+    return text
+
+
 def _cosine_from_lucene(score: float) -> float:
     return 2.0 * score - 1.0
 
@@ -150,11 +172,12 @@ class QueryBuilder:
 
     def _lexical(self, sq: StructuredQuery, *, boosts: bool) -> dict[str, Any]:
         """BM25 over the MFTR fields; per need a ``bool`` of field clauses, ``dis_max`` over needs."""
+        clauses = 4 * len(sq.tool_needs) + (2 if sq.extracted_arguments else 0)
         per_need = []
         for need in sq.tool_needs:
             should: list[dict[str, Any]] = []
             for doc_field in NEED_FIELD_FOR:
-                text = need.text_for(doc_field)
+                text = cap_terms(need.text_for(doc_field), clauses)
                 weight = self.field_weights.get(doc_field, 0.0) if boosts else 1.0
                 if not text or weight <= 0:
                     continue
@@ -172,13 +195,14 @@ class QueryBuilder:
                 else:
                     should.append({"match": {doc_field: {"query": text, "boost": weight}}})
             # The flat document keeps candidates for tools whose fields are sparse (recall only).
-            should.append({"match": {F.full_doc: {"query": need.user_intent or need.tool_description, "boost": 0.1}}})
+            recall_text = cap_terms(need.user_intent or need.tool_description, clauses)
+            should.append({"match": {F.full_doc: {"query": recall_text, "boost": 0.1}}})
             per_need.append({"bool": {"should": should}})
-        arguments = " ".join(sq.argument_texts())
-        clauses: list[dict[str, Any]] = [{"dis_max": {"queries": per_need}}]
+        arguments = cap_terms(" ".join(sq.argument_texts()), clauses)
+        top: list[dict[str, Any]] = [{"dis_max": {"queries": per_need}}]
         weight = self.field_weights.get("parameters", 0.0) if boosts else 1.0
         if arguments and weight > 0:
-            clauses.append(
+            top.append(
                 {
                     "nested": {
                         "path": F.parameters,
@@ -193,7 +217,7 @@ class QueryBuilder:
                     }
                 }
             )
-        return {"bool": {"should": clauses, "filter": self._entity_filter(), "minimum_should_match": 1}}
+        return {"bool": {"should": top, "filter": self._entity_filter(), "minimum_should_match": 1}}
 
     def _knn(self, vector_path: str, vector: Sequence[float], *, filtered: bool) -> dict[str, Any]:
         spec: dict[str, Any] = {"vector": list(vector), "k": self.candidates}
@@ -262,6 +286,7 @@ class QueryBuilder:
     ) -> dict[str, Any]:
         """Named clauses giving every candidate's exact score per field, need and argument."""
         should: list[dict[str, Any]] = []
+        clauses = 3 * len(sq.tool_needs) + 2 * len(sq.extracted_arguments)
         for kind in kinds_for(retriever):
             for i, need in enumerate(sq.tool_needs):
                 for doc_field in NEED_FIELD_FOR:
@@ -269,10 +294,10 @@ class QueryBuilder:
                     if not text:
                         continue
                     name = f"{doc_field}|{kind}|{i}"
-                    should.append(self._exact(doc_field, kind, text, vectors, name))
+                    should.append(self._exact(doc_field, kind, text, vectors, name, clauses))
             for j, text in enumerate(sq.argument_texts()):
                 name = f"parameters|{kind}|{j}"
-                should.append(self._exact("parameters", kind, text, vectors, name))
+                should.append(self._exact("parameters", kind, text, vectors, name, clauses))
         return {
             "size": len(ids),
             "_source": SOURCE_FIELDS,
@@ -280,8 +305,10 @@ class QueryBuilder:
         }
 
     def _exact(
-        self, doc_field: str, kind: Kind, text: str, vectors: Vectors, name: str
+        self, doc_field: str, kind: Kind, text: str, vectors: Vectors, name: str, clauses: int
     ) -> dict[str, Any]:
+        if kind == "bm25":
+            text = cap_terms(text, clauses)
         if doc_field in ("parameters", "examples"):
             if kind == "bm25":
                 fields_ = [F.param_name, F.param_description] if doc_field == "parameters" else [F.example_text]
@@ -308,7 +335,7 @@ class QueryBuilder:
         """The Full-Doc baseline: BM25 or k-NN over the serialised raw documentation."""
         if kind == "bm25":
             query: dict[str, Any] = {
-                "bool": {"must": [{"match": {F.full_doc: text}}], "filter": self._entity_filter()}
+                "bool": {"must": [{"match": {F.full_doc: cap_terms(text)}}], "filter": self._entity_filter()}
             }
         else:
             if vector is None:

@@ -36,6 +36,7 @@ from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.ingest.records import RawAgent, RawTool
 from toolsift.mappings import F, vector_field
 from toolsift.mappings.index import IndexManager
+from toolsift.query.builder import cap_terms
 from toolsift.search import Searcher
 
 __all__ = ["run_bench", "SEARCH_VARIANTS"]
@@ -112,7 +113,7 @@ def run_bench(
         queries = queries[:max_queries]
 
     def raw_bm25(q: str) -> None:
-        client.search(index=alias, body={"size": 10, "_source": [F.tool_id], "query": {"match": {F.full_doc: q}}})
+        client.search(index=alias, body={"size": 10, "_source": [F.tool_id], "query": {"match": {F.full_doc: cap_terms(q)}}})
 
     def dense_floor(q: str) -> None:
         vector = embedder.encode_query([q])[0].tolist()

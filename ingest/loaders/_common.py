@@ -6,13 +6,14 @@ import json
 import os
 import re
 import unicodedata
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from toolsift.errors import CatalogError
-from toolsift.ingest.records import AGENT_ID_PREFIX
+from toolsift.ingest.records import AGENT_ID_PREFIX, RejectedRecord
 
 __all__ = [
     "JsonPeek",
@@ -28,6 +29,7 @@ __all__ = [
     "peek_json",
     "list_records",
     "id_text",
+    "identified_records",
     "type_name",
 ]
 
@@ -136,11 +138,36 @@ def type_name(value: Any) -> str:
         return "a number"
     if isinstance(value, str):
         return "a string"
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return "a list"
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return "an object"
     return type(value).__name__
+
+
+def identified_records(
+    path: Path, source: str, what: str
+) -> Iterator[tuple[str, dict[str, Any], str] | RejectedRecord]:
+    """``(position, record, id)`` for each object of a JSON list whose records carry an ``id``.
+
+    A record that is not an object, or whose id is missing or of an unusable type, comes out as a
+    :class:`RejectedRecord` instead.
+    """
+    for index, record in enumerate(list_records(read_json(path), path, what)):
+        position = f"record {index}"
+        if not isinstance(record, dict):
+            yield RejectedRecord(source, position, f"expected an object, got {type_name(record)}")
+            continue
+        tool_id = id_text(record.get("id"))
+        if tool_id is None:
+            reason = (
+                "the record has no id"
+                if "id" not in record
+                else f"the id must be a string or an integer, got {type_name(record['id'])}"
+            )
+            yield RejectedRecord(source, position, reason, field="id")
+            continue
+        yield position, record, tool_id
 
 
 def id_text(value: Any) -> str | None:

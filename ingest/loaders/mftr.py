@@ -11,14 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from toolsift.ingest.loaders._common import (
-    catalog_label,
-    id_text,
-    list_records,
-    peek_json,
-    read_json,
-    type_name,
-)
+from toolsift.ingest.loaders._common import catalog_label, identified_records, peek_json, type_name
 from toolsift.ingest.records import LoadedRecord, RawTool, RejectedRecord
 
 __all__ = ["NAME", "detect", "load"]
@@ -49,21 +42,11 @@ def load(path: Path) -> Iterator[LoadedRecord]:
         CatalogError: the file is missing, not valid JSON, or not a list.
     """
     source = catalog_label(path, NAME)
-    records = list_records(read_json(path), path, "MFTR records")
-    for index, record in enumerate(records):
-        position = f"record {index}"
-        if not isinstance(record, dict):
-            yield RejectedRecord(source, position, f"expected an object, got {type_name(record)}")
+    for item in identified_records(path, source, "MFTR records"):
+        if isinstance(item, RejectedRecord):
+            yield item
             continue
-        tool_id = id_text(record.get("id"))
-        if tool_id is None:
-            reason = (
-                "the record has no id"
-                if "id" not in record
-                else f"the id must be a string or an integer, got {type_name(record['id'])}"
-            )
-            yield RejectedRecord(source, position, reason, field="id")
-            continue
+        position, record, tool_id = item
         documentation = record.get("origin_documentation")
         if not isinstance(documentation, dict):
             yield RejectedRecord(

@@ -9,14 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from toolsift.ingest.loaders._common import (
-    catalog_label,
-    id_text,
-    list_records,
-    peek_json,
-    read_json,
-    type_name,
-)
+from toolsift.ingest.loaders._common import catalog_label, identified_records, peek_json, type_name
 from toolsift.ingest.records import LoadedRecord, RawTool, RejectedRecord
 
 __all__ = ["NAME", "detect", "load"]
@@ -45,24 +38,11 @@ def load(path: Path) -> Iterator[LoadedRecord]:
         CatalogError: the file is missing, not valid JSON, or not a list.
     """
     source = catalog_label(path, NAME)
-    records = list_records(read_json(path), path, "ToolRet records")
-    for index, record in enumerate(records):
-        position = f"record {index}"
-        if not isinstance(record, dict):
-            yield RejectedRecord(source, position, f"expected an object, got {type_name(record)}")
+    for item in identified_records(path, source, "ToolRet records"):
+        if isinstance(item, RejectedRecord):
+            yield item
             continue
-        if "id" not in record:
-            yield RejectedRecord(source, position, "the record has no id", field="id")
-            continue
-        tool_id = id_text(record["id"])
-        if tool_id is None:
-            yield RejectedRecord(
-                source,
-                position,
-                f"the id must be a string or an integer, got {type_name(record['id'])}",
-                field="id",
-            )
-            continue
+        position, record, tool_id = item
         documentation = record.get("documentation")
         if not isinstance(documentation, dict):
             yield RejectedRecord(

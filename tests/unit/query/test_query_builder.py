@@ -557,3 +557,37 @@ def test_an_unknown_retriever_is_a_bad_query() -> None:
 def test_candidates_body_rejects_an_unknown_retriever_as_a_bad_query() -> None:
     with pytest.raises(BadQueryError, match="unknown retriever"):
         QueryBuilder(field_weights=DEFAULT_FIELD_WEIGHTS).candidates_body(_sq(), {}, "splade")  # type: ignore[arg-type]
+
+
+def test_cap_terms_keeps_short_requests_whole_and_cuts_long_ones_to_their_share() -> None:
+    from toolsift.query.builder import TERM_BUDGET, cap_terms
+
+    short = "convert a word document to pdf"
+    assert cap_terms(short, 10) == short
+    long_text = " ".join(f"w{i}" for i in range(5000))
+    one = cap_terms(long_text, 1)
+    four = cap_terms(long_text, 4)
+    assert len(one.split()) == TERM_BUDGET // 3
+    assert len(four.split()) == TERM_BUDGET // 12
+    assert long_text.startswith(four)
+
+
+def test_a_pasted_document_never_exceeds_lucenes_clause_limit_across_the_request() -> None:
+    long_text = " ".join(f"w{i}" for i in range(5000))  # ~29k characters, under the request limit
+    sq = StructuredQuery.from_dict(
+        {
+            "tool_needs": [{"user_intent": long_text, "tool_description": long_text, "expected_response": long_text}] * 3,
+            "extracted_arguments": {"a": long_text, "b": long_text},
+        }
+    )
+    builder = QueryBuilder(field_weights=DEFAULT_FIELD_WEIGHTS, candidates=10)
+    import json
+    import re
+
+    for body in (
+        builder.candidates_body(sq, {}, "bm25"),
+        builder.field_scores_body(sq, {}, "bm25", ["x"]),
+    ):
+        words = sum(len(re.findall(r"\w+", q)) for q in re.findall(r'"query": "([^"]*)"', json.dumps(body)))
+        multi_field = 2  # parameter clauses search name and description
+        assert words * multi_field <= 1024
