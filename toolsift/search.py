@@ -20,7 +20,7 @@ from toolsift.errors import BadQueryError
 from toolsift.mappings import F
 from toolsift.mappings.index import IndexInfo, IndexManager
 from toolsift.plugin_scripts.pipelines import ensure_pipelines, pipeline_id
-from toolsift.query.builder import FieldSignals, QueryBuilder, kinds_for, parse_field_scores
+from toolsift.query.builder import FieldSignals, QueryBuilder, hit_identity, kinds_for, parse_field_scores
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.agents import aggregate_to_agents
 from toolsift.ranker.fusion import FieldWeightRanker
@@ -212,14 +212,14 @@ class Searcher:
         timings["candidates"] = (time.perf_counter() - t0) * 1000
         out = []
         for i, hit in enumerate(answer["hits"]["hits"]):
-            src = hit.get("_source", {})
+            who = hit_identity(hit)
             score = float(hit["_score"])
             out.append(
                 RankedTool(
-                    doc_id=hit["_id"],
-                    name=str(src.get(F.name, hit["_id"])),
-                    entity=str(src.get(F.entity, "tool")),
-                    agent_id=src.get(F.agent_id),
+                    doc_id=who.doc_id,
+                    name=who.name,
+                    entity=who.entity,
+                    agent_id=who.agent_id,
                     score=score,
                     raw_scores={kind: {F.full_doc: 2 * score - 1 if kind == "dense" else score}},
                     first_stage_rank=i + 1,
@@ -261,7 +261,8 @@ class Searcher:
         answer = self.client.search(index=self.settings.index, body=body, params=params)
         timings["candidates"] = (time.perf_counter() - t0) * 1000
         first_stage = {
-            hit["_id"]: (float(hit["_score"]), rank + 1) for rank, hit in enumerate(answer["hits"]["hits"])
+            hit_identity(hit).doc_id: (float(hit["_score"]), rank + 1)
+            for rank, hit in enumerate(answer["hits"]["hits"])
         }
         if not first_stage:
             return {}

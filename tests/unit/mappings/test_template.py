@@ -23,7 +23,7 @@ from toolsift.mappings import (
     vector_field,
 )
 from toolsift.mappings.template import BASELINE_ANALYZER, BASELINE_SIMILARITY, TEXT_ANALYZER, build_settings
-from toolsift.query.builder import SOURCE_FIELDS
+from toolsift.query.builder import HIT_FIELDS, PARAMETER_SOURCE
 
 DIM = 384
 
@@ -40,6 +40,8 @@ def _knn_vectors(props: dict[str, Any], prefix: str = "") -> Iterator[tuple[str,
 def _resolve(props: dict[str, Any], dotted: str) -> dict[str, Any]:
     head, _, rest = dotted.partition(".")
     spec: dict[str, Any] = props[head]
+    if rest and rest in spec.get("fields", {}):  # a multi-field such as name.keyword
+        return dict(spec["fields"][rest])
     return _resolve(spec["properties"], rest) if rest else spec
 
 
@@ -88,7 +90,7 @@ def test_the_field_name_registry_matches_the_model() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    [*SOURCE_FIELDS, F.param_description, F.param_type, F.param_vector, F.example_text, F.example_vector],
+    [*HIT_FIELDS, *PARAMETER_SOURCE, F.param_description, F.param_type, F.param_vector, F.example_text, F.example_vector],
 )
 def test_every_field_the_queries_name_exists_in_the_mapping(path: str, props: dict[str, Any]) -> None:
     assert "type" in _resolve(props, path)

@@ -11,7 +11,9 @@ from toolsift.config import DEFAULT_FIELD_WEIGHTS, FIELDS
 from toolsift.errors import BadQueryError
 from toolsift.query.builder import (
     HYBRID_LAYOUT,
-    SOURCE_FIELDS,
+    HIT_FIELDS,
+    PARAMETER_SOURCE,
+    hit_identity,
     FieldSignals,
     ParameterMatch,
     QueryBuilder,
@@ -120,7 +122,8 @@ def test_bm25_candidates_are_a_bool_with_dis_max_over_needs_boosted_by_field_wei
 
     assert body == {
         "size": 7,
-        "_source": False,  # the first stage needs ids and scores; identity comes with the exact scores
+        "stored_fields": "_none_",  # identity from doc values: no stored-field loads
+        "docvalue_fields": HIT_FIELDS,
         "query": {
             "bool": {
                 "should": [
@@ -184,7 +187,7 @@ def test_hybrid_candidates_follow_the_hybrid_layout_exactly() -> None:
     body = builder.candidates_body(sq, v, "hybrid")
 
     assert body["size"] == 9
-    assert body["_source"] is False
+    assert body["stored_fields"] == "_none_"
     lexical, description, response, examples, parameters = body["query"]["hybrid"]["queries"]
     # lexical: the bm25 query without field boosts (the pipeline carries the weights)
     (need,) = lexical["bool"]["should"][0]["dis_max"]["queries"]
@@ -301,7 +304,8 @@ def test_field_scores_body_is_restricted_to_the_candidate_ids() -> None:
     body = QueryBuilder(field_weights=WEIGHTS).field_scores_body(sq, {}, "bm25", ("t1", "t2", "t3"))
 
     assert body["size"] == 3
-    assert body["_source"] == SOURCE_FIELDS
+    assert body["stored_fields"] == "_none_"  # identity from doc values; no arguments, no parameter source
+    assert body["docvalue_fields"] == HIT_FIELDS
     assert body["query"]["bool"]["filter"] == [{"ids": {"values": ["t1", "t2", "t3"]}}]
 
 
@@ -371,7 +375,10 @@ def test_field_scores_body_skips_empty_need_texts() -> None:
 
 
 def _hit(doc_id: str, source: dict[str, Any], matched: Any = None, inner: dict[str, list[tuple[int, float]]] | None = None) -> dict[str, Any]:
-    hit: dict[str, Any] = {"_id": doc_id, "_source": source}
+    # As OpenSearch answers: identity as doc values, the parameter list (when fetched) as _source.
+    doc_values = {"name": "name.keyword", "entity": "entity", "agent_id": "agent_id"}
+    fields = {dv: [source[key]] for key, dv in doc_values.items() if key in source}
+    hit: dict[str, Any] = {"_id": doc_id, "_source": source, "fields": fields}
     if matched is not None:
         hit["matched_queries"] = matched
     if inner is not None:
@@ -516,7 +523,8 @@ def test_full_doc_body_bm25_matches_the_flat_document() -> None:
 
     assert body == {
         "size": 10,
-        "_source": SOURCE_FIELDS,
+        "stored_fields": "_none_",
+        "docvalue_fields": HIT_FIELDS,
         "query": {"bool": {"must": [{"match": {"full_doc": "weather in Paris"}}], "filter": TOOL_FILTER}},
     }
 
@@ -524,7 +532,12 @@ def test_full_doc_body_bm25_matches_the_flat_document() -> None:
 def test_full_doc_body_dense_is_knn_on_the_flat_vector() -> None:
     body = QueryBuilder(field_weights=WEIGHTS).full_doc_body("w", [0.1, 0.2], "dense", 4)
 
-    assert body == {"size": 4, "_source": SOURCE_FIELDS, "query": _knn("full_doc_vector", [0.1, 0.2], 4, filtered=True)}
+    assert body == {
+        "size": 4,
+        "stored_fields": "_none_",
+        "docvalue_fields": HIT_FIELDS,
+        "query": _knn("full_doc_vector", [0.1, 0.2], 4, filtered=True),
+    }
 
 
 def test_full_doc_body_dense_without_entity_has_no_filter() -> None:
@@ -591,3 +604,26 @@ def test_a_pasted_document_never_exceeds_lucenes_clause_limit_across_the_request
         words = sum(len(re.findall(r"\w+", q)) for q in re.findall(r'"query": "([^"]*)"', json.dumps(body)))
         multi_field = 2  # parameter clauses search name and description
         assert words * multi_field <= 1024
+
+
+
+def test_a_query_with_arguments_fetches_the_parameter_list_for_per_parameter_detail() -> None:
+    sq = StructuredQuery.from_dict(
+        {"tool_needs": [{"user_intent": "u", "tool_description": "d", "expected_response": "r"}],
+         "extracted_arguments": {"city": "the city"}}
+    )
+    body = QueryBuilder(field_weights=WEIGHTS).field_scores_body(sq, {}, "bm25", ["t1"])
+
+    assert body["_source"] == PARAMETER_SOURCE
+    assert "stored_fields" not in body
+
+
+def test_hit_identity_reads_doc_values_when_there_is_no_id() -> None:
+    tool = {"fields": {"tool_id": ["t1"], "agent_id": ["agent:a"], "entity": ["tool"], "name.keyword": ["Weather"]}}
+    agent = {"fields": {"agent_id": ["agent:a"], "entity": ["agent"]}}
+
+    assert hit_identity(tool) == type(hit_identity(tool))("t1", "Weather", "tool", "agent:a")
+    assert hit_identity(agent).doc_id == "agent:a"
+    assert hit_identity(agent).name == "agent:a"  # no name doc value: the id stands in
+    with pytest.raises(BadQueryError):
+        hit_identity({"fields": {}})
