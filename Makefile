@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup node demo test test-slow clean
+.PHONY: setup node demo test test-slow typecheck clean
 
 $(BIN)/toolsift: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ test: node
 
 test-slow: node
 	$(BIN)/python -m pytest -m slow
+
+# mypy --strict over the installed package: the editable finder hides the mapped folders from mypy,
+# so the package is installed (without dependencies) into a scratch folder and checked there.
+typecheck: setup
+	rm -rf build/typecheck && $(BIN)/pip install --quiet --no-deps --target build/typecheck .
+	cd build/typecheck && ../../$(BIN)/mypy --config-file ../../pyproject.toml -p toolsift
 
 clean:
 	-$(BIN)/toolsift node stop

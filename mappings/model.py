@@ -177,9 +177,9 @@ F: Any = _FieldNames()
 def vector_field(name: str) -> str:
     """The ``knn_vector`` field that holds the embedding of text field ``name``."""
     if name == "parameters":
-        return F.param_vector
+        return str(F.param_vector)
     if name == "examples":
-        return F.example_vector
+        return str(F.example_vector)
     return f"{name}_vector"
 
 

@@ -56,7 +56,7 @@ def layout_weights(name: str, field_weights: Mapping[str, float]) -> list[float]
 
 
 def render_pipeline(name: str, template: Mapping[str, Any], field_weights: Mapping[str, float]) -> dict[str, Any]:
-    body = json.loads(json.dumps(template))
+    body: dict[str, Any] = json.loads(json.dumps(template))
     weights = layout_weights(name, field_weights)
     if weights is not None:
         for proc in body.get("phase_results_processors", []):

@@ -34,7 +34,7 @@ from toolsift.ingest.loaders import load_catalog
 from toolsift.ingest.normalise import normalise_agent, normalise_tool
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.ingest.records import RawAgent, RawTool
-from toolsift.mappings import F, vector_field
+from toolsift.mappings import AgentDoc, F, ToolDoc, vector_field
 from toolsift.mappings.index import IndexManager
 from toolsift.query.builder import cap_terms
 from toolsift.search import Searcher
@@ -47,13 +47,13 @@ SEARCH_VARIANTS: dict[str, str] = {
     "multi-field bm25": "Searcher: first stage (bool BM25) + exact per-field scores + ranking",
     "multi-field minilm": "Searcher: encoding + first stage (hybrid k-NN, pipeline) + exact per-field scores + ranking",
     "multi-field hybrid": "Searcher: encoding + first stage (hybrid BM25+k-NN, pipeline) + exact per-field scores + ranking",
-    "reference: raw bm25 match": "client.search with one match on full_doc (HTTP only)",
+    "reference: raw bm25 match": "client.search: one match on full_doc returning _source tool_id (HTTP, stored fields)",
     "reference: dense floor": "one query embedding + one plain k-NN query on full_doc_vector (HTTP)",
 }
 
 
 def _embedding_rate(path: Path, fmt: str, embedder: Embedder, max_chars: int) -> dict[str, float]:
-    docs = []
+    docs: list[ToolDoc | AgentDoc] = []
     for rec in load_catalog(path, fmt):
         try:
             if isinstance(rec, RawAgent):
@@ -104,8 +104,10 @@ def run_bench(
         "embed_seconds_inside_ingest": round(report.embed_seconds, 3),
         "includes": "load + normalise (two passes) + embed + bulk index + refresh, fresh index",
     }
-    raw_embedding = _embedding_rate(benchmark.catalog_path, benchmark.catalog_format, embedder, settings.max_field_chars)
-    raw_embedding["includes"] = "Embedder.encode_document of the same distinct texts, nothing else"
+    raw_embedding: dict[str, Any] = {
+        **_embedding_rate(benchmark.catalog_path, benchmark.catalog_format, embedder, settings.max_field_chars),
+        "includes": "Embedder.encode_document of the same distinct texts, nothing else",
+    }
 
     searcher = Searcher(client, bench_settings, embedder)
     queries = list(benchmark.queries.values())

@@ -238,7 +238,7 @@ class Searcher:
     ) -> list[RankedTool]:
         signals = self.candidate_signals(sq, vectors, retriever, depth, entity, timings)
         t0 = time.perf_counter()
-        ranked = self.ranker.rank(list(signals.values()), depth)
+        ranked: list[RankedTool] = self.ranker.rank(list(signals.values()), depth)
         timings["rank"] = (time.perf_counter() - t0) * 1000
         return ranked
 
