@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -107,6 +109,38 @@ def embedder():  # type: ignore[no-untyped-def]
     from toolsift.embedding import Embedder
 
     return Embedder(device="cpu")
+
+
+class MemoisingEmbedder:
+    """The session's MiniLM, remembering document embeddings by text.
+
+    Several tests ingest the same slice into fresh indices; the real model embeds each text once per
+    module and later ingests reuse its own vectors. Name, dimension and query encoding are the model's.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._documents: dict[str, np.ndarray] = {}
+        self.name = inner.name
+        self.dimension = inner.dimension
+
+    def encode_query(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self._inner.encode_query(texts))
+
+    def encode_document(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._documents]
+        if missing:
+            for text, vector in zip(missing, self._inner.encode_document(missing), strict=True):
+                self._documents[text] = vector
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self._documents[t] for t in texts])
+
+
+@pytest.fixture(scope="module")
+def model(embedder: Any) -> MemoisingEmbedder:
+    """Real MiniLM vectors, each document text embedded once per test module."""
+    return MemoisingEmbedder(embedder)
 
 
 @pytest.fixture()

@@ -11,12 +11,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -30,32 +29,6 @@ SLICE = 5
 Records = list[dict[str, Any]]
 
 
-class MemoisingEmbedder:
-    """The session's MiniLM, remembering document embeddings by text (every test here re-ingests the
-    same few APIBank tools into a fresh index; the real model embeds each text once)."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self._documents: dict[str, np.ndarray] = {}
-        self.name = inner.name
-        self.dimension = inner.dimension
-
-    def encode_query(self, texts: Sequence[str]) -> np.ndarray:
-        return np.asarray(self._inner.encode_query(texts))
-
-    def encode_document(self, texts: Sequence[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._documents]
-        if missing:
-            for text, vector in zip(missing, self._inner.encode_document(missing), strict=True):
-                self._documents[text] = vector
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self._documents[t] for t in texts])
-
-
-@pytest.fixture(scope="module")
-def model(embedder: Any) -> MemoisingEmbedder:
-    return MemoisingEmbedder(embedder)
 
 
 @pytest.fixture()
@@ -154,7 +127,7 @@ def run_cli(*args: str) -> Any:
 
 
 def test_strict_ingest_of_a_bad_record_raises_naming_it_and_writes_nothing(
-    client: Any, settings: Any, model: MemoisingEmbedder, bad: tuple[Path, Spoiled, set[str]]
+    client: Any, settings: Any, model: Any, bad: tuple[Path, Spoiled, set[str]]
 ) -> None:
     path, case, _ = bad
 
@@ -171,7 +144,7 @@ def test_strict_ingest_of_a_bad_record_raises_naming_it_and_writes_nothing(
 
 
 def test_lenient_ingest_indexes_every_valid_record_and_reports_the_bad_one(
-    client: Any, settings: Any, model: MemoisingEmbedder, bad: tuple[Path, Spoiled, set[str]]
+    client: Any, settings: Any, model: Any, bad: tuple[Path, Spoiled, set[str]]
 ) -> None:
     path, case, valid_ids = bad
 
@@ -220,7 +193,7 @@ def test_the_strict_ingest_command_exits_nonzero_writing_nothing(
 
 
 def test_duplicate_ids_keep_the_first_record(
-    client: Any, settings: Any, model: MemoisingEmbedder, tmp_path: Path, records: Records
+    client: Any, settings: Any, model: Any, tmp_path: Path, records: Records
 ) -> None:
     first_name = records[1]["documentation"]["name"]
     _duplicate_id(records)
@@ -232,7 +205,7 @@ def test_duplicate_ids_keep_the_first_record(
 
 
 def test_strict_ingest_of_a_bad_catalog_leaves_an_existing_index_as_it_was(
-    client: Any, settings: Any, model: MemoisingEmbedder, tmp_path: Path, records: Records
+    client: Any, settings: Any, model: Any, tmp_path: Path, records: Records
 ) -> None:
     catalog = write(tmp_path / "apibank", records)
     ingest_catalog(client, settings, model, catalog)
@@ -282,7 +255,7 @@ def _about_the_file(message: str, path: Path) -> str:
 
 @pytest.mark.parametrize("strict", [True, False], ids=["strict", "lenient"])
 def test_a_cut_short_json_file_is_refused_saying_where_parsing_stopped(
-    client: Any, settings: Any, model: MemoisingEmbedder, truncated: tuple[Path, str], strict: bool
+    client: Any, settings: Any, model: Any, truncated: tuple[Path, str], strict: bool
 ) -> None:
     path, where = truncated
 

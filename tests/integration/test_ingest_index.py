@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from toolsift.errors import IndexMismatchError
@@ -36,35 +34,6 @@ MCP_AGENTS = {
 MCP_SERVERS = tuple(MCP_AGENTS)
 
 
-class MemoisingEmbedder:
-    """The session's MiniLM, remembering document embeddings by text.
-
-    Several tests ingest the same slice into fresh indices; the real model embeds each text once per
-    module and later ingests reuse its own vectors. Name, dimension and query encoding are the model's.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self._documents: dict[str, np.ndarray] = {}
-        self.name = inner.name
-        self.dimension = inner.dimension
-
-    def encode_query(self, texts: Sequence[str]) -> np.ndarray:
-        return np.asarray(self._inner.encode_query(texts))
-
-    def encode_document(self, texts: Sequence[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._documents]
-        if missing:
-            for text, vector in zip(missing, self._inner.encode_document(missing), strict=True):
-                self._documents[text] = vector
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self._documents[t] for t in texts])
-
-
-@pytest.fixture(scope="module")
-def model(embedder: Any) -> MemoisingEmbedder:
-    return MemoisingEmbedder(embedder)
 
 
 # --- catalog slices ---------------------------------------------------------------------------------
@@ -181,7 +150,7 @@ def apibank_ids(records: list[dict[str, Any]]) -> set[str]:
 
 
 def test_ingesting_a_toolret_slice_indexes_every_tool_with_its_parameters_as_nested_documents(
-    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path, apibank_records: list[dict[str, Any]]
+    client: Any, settings: Any, model: Any, apibank_catalog: Path, apibank_records: list[dict[str, Any]]
 ) -> None:
     report = ingest_catalog(client, settings, model, apibank_catalog)
 
@@ -209,7 +178,7 @@ def test_ingesting_a_toolret_slice_indexes_every_tool_with_its_parameters_as_nes
 
 
 def test_nested_parameters_keep_each_parameters_name_and_description_together(
-    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path
+    client: Any, settings: Any, model: Any, apibank_catalog: Path
 ) -> None:
     ingest_catalog(client, settings, model, apibank_catalog)
     # ForgotPassword (apibank_tool_4) has a `username` parameter and an `email` parameter: a flattened
@@ -245,7 +214,7 @@ def test_nested_parameters_keep_each_parameters_name_and_description_together(
 
 
 def test_the_index_records_its_embedding_model_and_the_alias_points_at_version_one(
-    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path
+    client: Any, settings: Any, model: Any, apibank_catalog: Path
 ) -> None:
     report = ingest_catalog(client, settings, model, apibank_catalog)
 
@@ -261,7 +230,7 @@ def test_the_index_records_its_embedding_model_and_the_alias_points_at_version_o
 
 
 def test_reingesting_an_unchanged_catalog_writes_nothing(
-    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path
+    client: Any, settings: Any, model: Any, apibank_catalog: Path
 ) -> None:
     ingest_catalog(client, settings, model, apibank_catalog)
     before = write_state(client, settings.index)
@@ -276,7 +245,7 @@ def test_reingesting_an_unchanged_catalog_writes_nothing(
 
 
 def test_an_unchanged_catalog_file_is_skipped_at_once_when_asked(
-    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path
+    client: Any, settings: Any, model: Any, apibank_catalog: Path
 ) -> None:
     ingest_catalog(client, settings, model, apibank_catalog)
     before = write_state(client, settings.index)
@@ -291,7 +260,7 @@ def test_an_unchanged_catalog_file_is_skipped_at_once_when_asked(
 def test_a_changed_tool_is_updated_and_only_it(
     client: Any,
     settings: Any,
-    model: MemoisingEmbedder,
+    model: Any,
     tmp_path: Path,
     apibank_records: list[dict[str, Any]],
 ) -> None:
@@ -317,7 +286,7 @@ def test_a_changed_tool_is_updated_and_only_it(
 def test_prune_deletes_the_tools_a_catalog_no_longer_lists(
     client: Any,
     settings: Any,
-    model: MemoisingEmbedder,
+    model: Any,
     tmp_path: Path,
     apibank_records: list[dict[str, Any]],
 ) -> None:
@@ -339,7 +308,7 @@ def test_prune_deletes_the_tools_a_catalog_no_longer_lists(
 def test_without_prune_tools_missing_from_the_catalog_stay(
     client: Any,
     settings: Any,
-    model: MemoisingEmbedder,
+    model: Any,
     tmp_path: Path,
     apibank_records: list[dict[str, Any]],
 ) -> None:
@@ -356,7 +325,7 @@ def test_without_prune_tools_missing_from_the_catalog_stay(
 def test_prune_leaves_other_catalogs_in_the_same_index_alone(
     client: Any,
     settings: Any,
-    model: MemoisingEmbedder,
+    model: Any,
     tmp_path: Path,
     apibank_records: list[dict[str, Any]],
 ) -> None:
@@ -375,7 +344,7 @@ def test_prune_leaves_other_catalogs_in_the_same_index_alone(
 
 
 def test_rebuild_fills_the_next_version_swaps_the_alias_and_deletes_the_old_version(
-    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path
+    client: Any, settings: Any, model: Any, apibank_catalog: Path
 ) -> None:
     ingest_catalog(client, settings, model, apibank_catalog)
     first, second = f"{settings.index}-000001", f"{settings.index}-000002"
@@ -398,7 +367,7 @@ def test_rebuild_fills_the_next_version_swaps_the_alias_and_deletes_the_old_vers
 
 
 def test_an_index_built_for_another_embedding_model_is_refused(
-    client: Any, settings: Any, model: MemoisingEmbedder, apibank_catalog: Path
+    client: Any, settings: Any, model: Any, apibank_catalog: Path
 ) -> None:
     IndexManager(client, settings.index).ensure("other-model", model.dimension)
 
@@ -415,7 +384,7 @@ def test_an_index_built_for_another_embedding_model_is_refused(
 
 
 def test_searching_an_alias_that_does_not_exist_says_to_ingest_first(
-    client: Any, settings: Any, model: MemoisingEmbedder
+    client: Any, settings: Any, model: Any
 ) -> None:
     with pytest.raises(IndexMismatchError, match="ingest"):
         Searcher(client, settings, model)
@@ -425,7 +394,7 @@ def test_searching_an_alias_that_does_not_exist_says_to_ingest_first(
 
 
 def test_mcp_servers_become_agents_and_their_tools_children(
-    client: Any, settings: Any, model: MemoisingEmbedder, mcp_catalog: Path, mcp_servers: list[dict[str, Any]]
+    client: Any, settings: Any, model: Any, mcp_catalog: Path, mcp_servers: list[dict[str, Any]]
 ) -> None:
     report = ingest_catalog(client, settings, model, mcp_catalog)
 
@@ -438,7 +407,7 @@ def test_mcp_servers_become_agents_and_their_tools_children(
 
 
 def test_has_child_finds_each_agent_by_its_tools_and_has_parent_finds_an_agents_tools(
-    client: Any, settings: Any, model: MemoisingEmbedder, mcp_catalog: Path, mcp_servers: list[dict[str, Any]]
+    client: Any, settings: Any, model: Any, mcp_catalog: Path, mcp_servers: list[dict[str, Any]]
 ) -> None:
     ingest_catalog(client, settings, model, mcp_catalog)
 
@@ -459,7 +428,7 @@ def test_has_child_finds_each_agent_by_its_tools_and_has_parent_finds_an_agents_
 
 
 def test_every_mcp_tool_is_routed_to_its_agents_shard(
-    client: Any, settings: Any, model: MemoisingEmbedder, mcp_catalog: Path
+    client: Any, settings: Any, model: Any, mcp_catalog: Path
 ) -> None:
     ingest_catalog(client, settings, model, mcp_catalog)
 
@@ -476,7 +445,7 @@ def test_every_mcp_tool_is_routed_to_its_agents_shard(
 
 
 def test_a_tool_without_an_owner_is_indexed_and_searchable_beside_agents_and_their_tools(
-    client: Any, settings: Any, model: MemoisingEmbedder, tmp_path: Path, mcp_catalog: Path
+    client: Any, settings: Any, model: Any, tmp_path: Path, mcp_catalog: Path
 ) -> None:
     ingest_catalog(client, settings, model, mcp_catalog)
     functions = write_catalog(tmp_path / "fintools", OPENAI_FUNCTIONS)
