@@ -53,7 +53,11 @@ def demo(app: AppContext, catalog: Path | None, index_alias: str) -> None:
     client = app.client()
     click.echo("embeddings: loading all-MiniLM-L6-v2 (bundled, offline) ...", err=True)
     embedder = load_embedder(settings)
-    report = ingest_catalog(client, settings, embedder, catalog)
+    from toolsift.mappings.index import IndexManager
+
+    # A demo index from an older toolsift (schema or model) is rebuilt beside, then swapped in.
+    stale = IndexManager(client, settings.index).is_stale(embedder.name, embedder.dimension)
+    report = ingest_catalog(client, settings, embedder, catalog, rebuild=stale)
     joined = client.count(
         index=settings.index,
         body={"query": {"has_parent": {"parent_type": "agent", "query": {"match_all": {}}}}},

@@ -117,6 +117,13 @@ class IndexManager:
     def is_current_schema(self, info: IndexInfo) -> bool:
         return info.mapping_fingerprint == mapping_fingerprint(info.embedding_dim)
 
+    def is_stale(self, model: str, dimension: int) -> bool:
+        """True when the alias exists but was built for another model or an older schema."""
+        info = self.current()
+        return info is not None and (
+            not self.is_current_schema(info) or info.embedding_model != model or info.embedding_dim != dimension
+        )
+
     # --- writing ----------------------------------------------------------------------------------
     def put_template(self, model: str, dimension: int) -> None:
         """(Re)write the composable index template that new versions of this alias are created from."""

@@ -383,6 +383,25 @@ def test_an_index_built_for_another_embedding_model_is_refused(
     assert client.count(index=settings.index)["count"] == 0
 
 
+def test_an_index_of_an_older_schema_is_refused_and_reported_stale_until_rebuilt(
+    client: Any, settings: Any, model: Any, apibank_catalog: Path
+) -> None:
+    manager = IndexManager(client, settings.index)
+    assert not manager.is_stale(model.name, model.dimension)  # no alias yet: nothing to rebuild
+    ingest_catalog(client, settings, model, apibank_catalog)
+    assert not manager.is_stale(model.name, model.dimension)
+    assert manager.is_stale("other-model", model.dimension)
+
+    manager.update_meta(manager.require().index, mapping_fingerprint="from-an-older-toolsift")
+
+    assert manager.is_stale(model.name, model.dimension)
+    with pytest.raises(IndexMismatchError, match="older document schema"):
+        ingest_catalog(client, settings, model, apibank_catalog)
+    rebuilt = ingest_catalog(client, settings, model, apibank_catalog, rebuild=True)
+    assert rebuilt.ok and rebuilt.index.endswith("-000002")
+    assert not manager.is_stale(model.name, model.dimension)
+
+
 def test_searching_an_alias_that_does_not_exist_says_to_ingest_first(
     client: Any, settings: Any, model: Any
 ) -> None:

@@ -113,12 +113,7 @@ def run_eval(
     benchmark = load_benchmark(Path(dataset_dir), split=split, tool_id_for=mcp_tool_id)
     alias = eval_index_name(benchmark)
     bench_settings = settings.with_overrides(index=alias)
-    current = IndexManager(client, alias).current()
-    stale = current is not None and (
-        not IndexManager(client, alias).is_current_schema(current)
-        or current.embedding_model != embedder.name
-        or current.embedding_dim != embedder.dimension
-    )
+    stale = IndexManager(client, alias).is_stale(embedder.name, embedder.dimension)
     report = ingest_catalog(
         client,
         bench_settings,
