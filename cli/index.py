@@ -13,14 +13,18 @@ def index() -> None:
     """Inspect index versions and aliases."""
 
 
+_INDEX_OPTION = click.option("--index", "index_alias", help="Index alias (default: the configured one).")
+
+
 @index.command("status")
+@_INDEX_OPTION
 @click.option("--json", "as_json", is_flag=True)
 @pass_app
-def status(app: AppContext, as_json: bool) -> None:
+def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
     """Show the alias, its current version, embedding model and document counts."""
     from toolsift.mappings.index import IndexManager
 
-    settings = app.settings()
+    settings = app.settings(index=index_alias)
     client = app.client()
     manager = IndexManager(client, settings.index)
     info = manager.require()
@@ -48,12 +52,13 @@ def status(app: AppContext, as_json: bool) -> None:
 
 
 @index.command("drop")
+@_INDEX_OPTION
 @click.confirmation_option(prompt="Delete every version of this index, its alias and template?")
 @pass_app
-def drop(app: AppContext) -> None:
-    """Delete every version of the configured index alias."""
+def drop(app: AppContext, index_alias: str | None) -> None:
+    """Delete every version of the index alias."""
     from toolsift.mappings.index import IndexManager
 
-    settings = app.settings()
+    settings = app.settings(index=index_alias)
     IndexManager(app.client(), settings.index).delete_all()
     click.echo(f"dropped {settings.index}")

@@ -66,7 +66,12 @@ def render_result(result: object) -> str:
     from toolsift.search import SearchResult
 
     assert isinstance(result, SearchResult)
-    lines = [f"query: {result.query.text}  [{result.method}, {result.retriever}, {result.timings.get('total', 0):.0f} ms]"]
+    sq = result.query
+    shown = sq.text or (
+        f"(structured: {len(sq.tool_needs)} tool need(s), {len(sq.extracted_arguments)} argument(s)) "
+        f"{sq.tool_needs[0].user_intent}"
+    )
+    lines = [f"query: {shown}  [{result.method}, {result.retriever}, {result.timings.get('total', 0):.0f} ms]"]
     if result.level == "agent":
         lines.append(table(["#", "agent", "score", "via"], [
             [a.rank, a.name, round(a.score, 4), ", ".join(a.via[:3])] for a in result.agents
