@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,16 +11,7 @@ from toolsift.config import DEFAULT_FIELD_WEIGHTS, Settings, get_settings
 from toolsift.errors import ConfigError
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """No TOOLSIFT_* variables, no ./toolsift.toml, and a fresh get_settings cache."""
-    for name in list(os.environ):
-        if name.startswith("TOOLSIFT_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 @pytest.fixture()

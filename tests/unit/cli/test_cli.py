@@ -5,14 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
-from toolsift.config import get_settings
 
 COMMANDS = ["bench", "demo", "eval", "index", "ingest", "node", "search"]
 SUBCOMMANDS = [
@@ -27,16 +25,7 @@ SUBCOMMANDS = [
 UNREACHABLE = "http://127.0.0.1:9"
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """No TOOLSIFT_* variables, no ./toolsift.toml, and a fresh get_settings cache."""
-    for name in list(os.environ):
-        if name.startswith("TOOLSIFT_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 @pytest.fixture()
