@@ -32,7 +32,7 @@ from toolsift.ingest.records import RawAgent, RawTool, RejectedRecord
 from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
 from toolsift.mappings.index import IndexManager
 
-__all__ = ["IngestReport", "ingest_catalog", "catalog_fingerprint", "ProgressCallback"]
+__all__ = ["IngestReport", "ingest_catalog", "catalog_fingerprint", "normalised_records", "ProgressCallback"]
 
 #: ``(stage, done, total)``; stages are "validate" and "index".
 ProgressCallback = Callable[[str, int, int], None]
@@ -100,7 +100,7 @@ def catalog_fingerprint(path: Path) -> str:
 Doc = ToolDoc | AgentDoc
 
 
-def _normalised(
+def normalised_records(
     records: Iterable[RawTool | RawAgent | RejectedRecord], max_chars: int
 ) -> Iterator[tuple[str, Doc | CatalogRecordError]]:
     """(position, document or the error that rejects it) for every record."""
@@ -139,7 +139,7 @@ def _validate(path: Path, fmt: str, max_chars: int, progress: ProgressCallback |
     first_seen: dict[str, str] = {}
     agent_ids: set[str] = set()
     label = str(path)
-    for count, (position, item) in enumerate(_normalised(load_catalog(path, fmt), max_chars), start=1):
+    for count, (position, item) in enumerate(normalised_records(load_catalog(path, fmt), max_chars), start=1):
         if progress:
             progress("validate", count, 0)
         if isinstance(item, CatalogRecordError):
@@ -341,7 +341,7 @@ def _actions(
             yield action
         batch.clear()
 
-    for position, item in _normalised(load_catalog(path, fmt), settings.max_field_chars):
+    for position, item in normalised_records(load_catalog(path, fmt), settings.max_field_chars):
         if isinstance(item, CatalogRecordError) or position not in validation.accepted_positions:
             continue
         doc_id = _doc_id(item)

@@ -43,6 +43,7 @@ __all__ = [
     "hit_identity",
     "HYBRID_LAYOUT",
     "cap_terms",
+    "cosine_from_lucene",
     "TERM_BUDGET",
 ]
 
@@ -162,7 +163,8 @@ def cap_terms(text: str, clauses: int = 1) -> str:
     return text
 
 
-def _cosine_from_lucene(score: float) -> float:
+def cosine_from_lucene(score: float) -> float:
+    """Lucene reports cosine similarity as (1 + cos) / 2; this gives cos back."""
     return 2.0 * score - 1.0
 
 
@@ -420,7 +422,7 @@ def parse_field_scores(
                     if value is None:
                         continue
                     seen = True
-                    value = _cosine_from_lucene(value) if kind == "dense" else value
+                    value = cosine_from_lucene(value) if kind == "dense" else value
                     best = max(best, value)
                 scores[doc_field] = best if seen else 0.0
             matches: tuple[ParameterMatch, ...] = ()
@@ -431,7 +433,7 @@ def parse_field_scores(
                     for ih in inner.get(f"parameters|{kind}|{j}", {}).get("hits", {}).get("hits", []):
                         offset = ih["_nested"]["offset"]
                         value = ih["_score"]
-                        value = _cosine_from_lucene(value) if kind == "dense" else value
+                        value = cosine_from_lucene(value) if kind == "dense" else value
                         if offset < len(per_param):
                             per_param[offset] = max(per_param[offset], value)
                 matches = tuple(

@@ -26,14 +26,12 @@ from opensearchpy import OpenSearch
 
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
-from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.evaluation.datasets import load_benchmark
 from toolsift.evaluation.runner import latency_summary
 from toolsift.ingest.embed import document_texts
 from toolsift.ingest.loaders import load_catalog
-from toolsift.ingest.normalise import normalise_agent, normalise_tool
-from toolsift.ingest.pipeline import ingest_catalog
-from toolsift.ingest.records import RawAgent, RawTool
+from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
+from toolsift.ingest.pipeline import ingest_catalog, normalised_records
 from toolsift.mappings import AgentDoc, F, ToolDoc, vector_field
 from toolsift.mappings.index import IndexManager
 from toolsift.query.builder import cap_terms
@@ -53,15 +51,12 @@ SEARCH_VARIANTS: dict[str, str] = {
 
 
 def _embedding_rate(path: Path, fmt: str, embedder: Embedder, max_chars: int) -> dict[str, float]:
-    docs: list[ToolDoc | AgentDoc] = []
-    for rec in load_catalog(path, fmt):
-        try:
-            if isinstance(rec, RawAgent):
-                docs.append(normalise_agent(rec, max_field_chars=max_chars))
-            elif isinstance(rec, RawTool):
-                docs.append(normalise_tool(rec, max_field_chars=max_chars))
-        except Exception:  # noqa: BLE001 - rejects are counted by the ingest report, not here
-            continue
+    # Rejected records are counted by the ingest report; only the documents ingest embedded count here.
+    docs = [
+        item
+        for _, item in normalised_records(load_catalog(path, fmt), max_chars)
+        if isinstance(item, (ToolDoc, AgentDoc))
+    ]
     texts = list(dict.fromkeys(t for d in docs for t in document_texts(d)))
     embedder.encode_document(texts[:64])  # warm-up
     t0 = time.perf_counter()

@@ -20,7 +20,14 @@ from toolsift.errors import BadQueryError
 from toolsift.mappings import F
 from toolsift.mappings.index import IndexInfo, IndexManager
 from toolsift.plugin_scripts.pipelines import ensure_pipelines, pipeline_id
-from toolsift.query.builder import FieldSignals, QueryBuilder, hit_identity, kinds_for, parse_field_scores
+from toolsift.query.builder import (
+    FieldSignals,
+    QueryBuilder,
+    cosine_from_lucene,
+    hit_identity,
+    kinds_for,
+    parse_field_scores,
+)
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.agents import aggregate_to_agents
 from toolsift.ranker.fusion import FieldWeightRanker
@@ -221,7 +228,7 @@ class Searcher:
                     entity=who.entity,
                     agent_id=who.agent_id,
                     score=score,
-                    raw_scores={kind: {F.full_doc: 2 * score - 1 if kind == "dense" else score}},
+                    raw_scores={kind: {F.full_doc: cosine_from_lucene(score) if kind == "dense" else score}},
                     first_stage_rank=i + 1,
                 )
             )

@@ -19,9 +19,9 @@ from opensearchpy import OpenSearch
 
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
-from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.evaluation.datasets import Benchmark, load_benchmark
 from toolsift.evaluation.metrics import DEFAULT_MEASURES, evaluate
+from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.mappings.index import IndexManager
 from toolsift.search import Method, Searcher
