@@ -24,6 +24,9 @@ _COMMANDS: dict[str, str] = {
     "bench": "toolsift.cli.bench:bench",
     "demo": "toolsift.cli.demo:demo",
     "index": "toolsift.cli.index:index",
+    "cache": "toolsift.cli.cache:cache",
+    "standardize": "toolsift.cli.standardize:standardize",
+    "train": "toolsift.cli.train:train",
 }
 
 _SHORT_HELP: dict[str, str] = {
@@ -34,6 +37,9 @@ _SHORT_HELP: dict[str, str] = {
     "bench": "Measure ingest throughput and search latency on a benchmark folder.",
     "demo": "Start the node, ingest LiveMCPBench and run a few searches.",
     "index": "Inspect index versions and aliases.",
+    "cache": "Import, inspect and clear the LLM output cache.",
+    "standardize": "Standardise a catalog with the LLM (MFTR fields + Tool-DE profile) into a file.",
+    "train": "Learn MFTR field weights and the missing-parameter penalty (5-fold or all queries).",
 }
 
 

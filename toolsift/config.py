@@ -105,6 +105,30 @@ class Settings(BaseSettings):
         50, ge=1, description="Algorithm 1's N: tool+agent entities taken before owner aggregation."
     )
 
+    weights: Path | None = Field(
+        None,
+        description="Learned MFTR weight artifact (a `toolsift train` output directory or its "
+        "weights.json). Unset: the fixed field_weights ranker.",
+    )
+
+    # --- LLM (standardisation, Tool-DE expansion, query rewriting) ---------------------------------
+    llm_base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1. Unset: no LLM calls."
+    )
+    llm_model: str = Field("gpt-4o-mini", description="Model name sent to the endpoint (part of the cache key).")
+    llm_api_key: SecretStr | None = Field(None, description="API key for the endpoint (never logged or cached).")
+    llm_timeout: float = Field(60.0, gt=0, description="Seconds per LLM request.")
+    llm_max_retries: int = Field(
+        2, ge=0, le=10, description="Extra attempts after a failed or invalid LLM answer."
+    )
+    llm_max_tokens: int = Field(2048, ge=16, description="Longest LLM answer (the MFTR paper's 2048).")
+    llm_cache_dir: Path | None = Field(
+        None, description="Content-addressed LLM output cache. Unset: <cache_dir>/llm."
+    )
+    rewrite_context: int = Field(
+        20, ge=0, le=100, description="BM25 top-K standardised descriptions shown to the query rewriter."
+    )
+
     # --- ingest -----------------------------------------------------------------------------------
     max_field_chars: int = Field(
         100_000, ge=1000, description="Longest text accepted in one field; longer records are rejected."
@@ -133,6 +157,10 @@ class Settings(BaseSettings):
         if path is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
         return tuple(sources)
+
+    @property
+    def llm_cache_path(self) -> Path:
+        return self.llm_cache_dir or self.cache_dir / "llm"
 
     @property
     def node_url(self) -> str:

@@ -19,6 +19,9 @@ __all__ = [
     "IndexMismatchError",
     "BadQueryError",
     "RankerUnavailableError",
+    "LLMError",
+    "LLMUnavailableError",
+    "LLMOutputError",
 ]
 
 
@@ -116,3 +119,15 @@ class BadQueryError(ToolsiftError):
 
 class RankerUnavailableError(ToolsiftError):
     """The remote ranker did not answer in time or answered with an error."""
+
+
+class LLMError(ToolsiftError):
+    """An LLM call failed; the message names the endpoint setting or the task and subject."""
+
+
+class LLMUnavailableError(LLMError):
+    """The LLM endpoint is not configured, unreachable, too slow, or answered with an HTTP error."""
+
+
+class LLMOutputError(LLMError):
+    """The LLM kept answering with output that is not valid JSON for the task's schema."""
