@@ -18,6 +18,9 @@ from toolsift.cli._progress import progress_bars
 @click.option("--strict", is_flag=True, help="Write nothing when any record is bad.")
 @click.option("--prune", is_flag=True, help="Delete tools of this catalog's source that it no longer lists.")
 @click.option("--rebuild", is_flag=True, help="Build a new index version beside the current one and swap the alias.")
+@click.option("--standardize", "standardize", type=click.Choice(["rules", "llm"]), default="rules", show_default=True,
+              help="rules: rule-based field mapping; llm: MFTR standardisation + Tool-DE profile by the "
+              "configured LLM (llm_base_url) or its cache, failing for a tool that is neither.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, only the summary line.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @pass_app
@@ -29,6 +32,7 @@ def ingest(
     strict: bool,
     prune: bool,
     rebuild: bool,
+    standardize: str,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -44,11 +48,20 @@ def ingest(
 
     settings = app.settings(index=index_alias)
     fmt = fmt or detect_format(path)  # an unreadable catalog fails before the model loads
+    standardiser = None
+    if standardize == "llm":
+        from toolsift.ingest.standardise import LLMStandardiser
+        from toolsift.llm import LLM, LLMCache
+
+        llm = LLM.from_settings(settings)
+        cache = llm.cache if llm is not None else LLMCache(settings.llm_cache_path)
+        standardiser = LLMStandardiser(llm, cache, settings.llm_model).require
     client = app.client()
     embedder = load_embedder(settings)
     with progress_bars(not (quiet or as_json)) as progress:
         report = ingest_catalog(
-            client, settings, embedder, path, fmt=fmt, strict=strict, prune=prune, rebuild=rebuild, progress=progress
+            client, settings, embedder, path, fmt=fmt, strict=strict, prune=prune, rebuild=rebuild, progress=progress,
+            standardiser=standardiser,
         )
     if as_json:
         emit_json(report.to_dict())

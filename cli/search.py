@@ -21,6 +21,11 @@ from toolsift.cli._output import emit_json, table
 @click.option("--method", type=click.Choice(["multi-field", "full-doc"]), default="multi-field", show_default=True)
 @click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), help="Default: the configured one.")
 @click.option("--index", "index_alias", help="Index alias (default: the configured one).")
+@click.option("--rewrite/--no-rewrite", default=True, show_default=True,
+              help="Rewrite QUERY into tool needs and arguments (MFTR): a cached rewrite, else the LLM "
+              "(llm_base_url) with BM25 context from the index, else the request as one tool need.")
+@click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
+              help="Learned MFTR weights (a `toolsift train` output or its weights.json); overrides the setting.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON with per-field scores and timings.")
 @pass_app
 def search(
@@ -32,6 +37,8 @@ def search(
     method: str,
     retriever: str | None,
     index_alias: str | None,
+    rewrite: bool,
+    weights_path: Path | None,
     as_json: bool,
 ) -> None:
     """Search the tool index for QUERY and show why each tool ranked where it did."""
@@ -46,23 +53,52 @@ def search(
         except json.JSONDecodeError as exc:
             raise BadQueryError(f"{structured_path}: not JSON ({exc})") from exc
         request: str | StructuredQuery = StructuredQuery.from_dict(data, text=query or "")
+        source = "file"
     elif query:
         request = query
+        # Full-Doc matches the request text alone: a rewrite would not change its ranking.
+        source = "off" if not rewrite or method == "full-doc" else ""
     else:
         raise click.UsageError("give a QUERY or --structured FILE")
-    settings = app.settings(index=index_alias, retriever=retriever)
+    settings = app.settings(index=index_alias, retriever=retriever, weights=weights_path)
     client = app.client()  # an unreachable node is reported before the model loads
     embedder = None if settings.retriever == "bm25" and method == "full-doc" else load_embedder(settings)
     searcher = Searcher(client, settings, embedder)
+    if not source:
+        from toolsift.llm import LLM, LLMCache
+        from toolsift.query.rewrite import QueryRewriter
+
+        llm = LLM.from_settings(settings)
+        cache = llm.cache if llm is not None else LLMCache(settings.llm_cache_path)
+        rewritten = QueryRewriter(client, settings, llm, cache).rewrite(query or "")
+        source = rewritten.source
+        if source != "fallback":  # the fallback is left to the searcher, which structures it for its ranker
+            request = rewritten.query
     result = searcher.search(request, top_k=top_k, method=method, retriever=settings.retriever, level=level)  # type: ignore[arg-type]
     if as_json:
-        emit_json(result.to_dict())
+        emit_json({**result.to_dict(), "rewrite_source": source})
         return
-    click.echo(render_result(result))
+    click.echo(render_result(result, rewrite_source=source))
 
 
-def render_result(result: object) -> str:
-    """A readable explanation of a search result: the ranking and each field's contribution."""
+#: What ``rewrite_source`` says, for people.
+_REWRITE_SOURCES = {
+    "llm": "rewritten by the LLM",
+    "cache": "cached rewrite",
+    "fallback": "not rewritten (no LLM configured, nothing cached)",
+    "file": "from --structured",
+    "off": "not rewritten",
+}
+
+
+def render_result(result: object, *, rewrite_source: str | None = None) -> str:
+    """A readable explanation of a search result: the ranking and each field's contribution.
+
+    Args:
+        result: a :class:`~toolsift.search.SearchResult`.
+        rewrite_source: where the structured query came from (``llm``, ``cache``, ``fallback``,
+            ``file``, ``off``); shown with the query's tool needs and arguments when given.
+    """
     from toolsift.search import SearchResult
 
     assert isinstance(result, SearchResult)
@@ -72,6 +108,16 @@ def render_result(result: object) -> str:
         f"{sq.tool_needs[0].user_intent}"
     )
     lines = [f"query: {shown}  [{result.method}, {result.retriever}, {result.timings.get('total', 0):.0f} ms]"]
+    if rewrite_source is not None:
+        lines.append(
+            f"structured query: {_REWRITE_SOURCES.get(rewrite_source, rewrite_source)} "
+            f"[{rewrite_source}]: {len(sq.tool_needs)} tool need(s), {len(sq.extracted_arguments)} argument(s)"
+        )
+        if rewrite_source in ("llm", "cache", "file"):
+            for i, need in enumerate(sq.tool_needs, start=1):
+                lines.append(f"  need {i}: {need.tool_description}")
+            if sq.extracted_arguments:
+                lines.append(f"  arguments: {', '.join(sq.extracted_arguments)}")
     if result.level == "agent":
         lines.append(table(["#", "agent", "score", "via"], [
             [a.rank, a.name, round(a.score, 4), ", ".join(a.via[:3])] for a in result.agents

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,8 @@ from toolsift.errors import CatalogRecordError, CatalogRejectedError, IndexingEr
 from toolsift.ingest.embed import document_texts, to_index_documents
 from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.normalise import normalise_agent, normalise_tool
-from toolsift.ingest.records import RawAgent, RawTool, RejectedRecord
+from toolsift.ingest.records import LoadedRecord, RawAgent, RawTool, RejectedRecord
+from toolsift.ingest.standardise import standardised_records
 from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
 from toolsift.mappings.index import IndexManager
 
@@ -36,6 +37,8 @@ __all__ = ["IngestReport", "ingest_catalog", "catalog_fingerprint", "normalised_
 
 #: ``(stage, done, total)``; stages are "validate" and "index".
 ProgressCallback = Callable[[str, int, int], None]
+#: Gives a raw tool its standardised document (MFTR ``augmented``), or None for the rule-based one.
+Standardiser = Callable[[RawTool], Mapping[str, Any] | None]
 
 _EMBED_BATCH = 64
 
@@ -134,12 +137,20 @@ class _Validation:
     tools: int = 0
 
 
-def _validate(path: Path, fmt: str, max_chars: int, progress: ProgressCallback | None) -> _Validation:
+def _load(path: Path, fmt: str, standardiser: Standardiser | None) -> Iterator[LoadedRecord]:
+    records = load_catalog(path, fmt)
+    return records if standardiser is None else standardised_records(records, standardiser)
+
+
+def _validate(
+    path: Path, fmt: str, max_chars: int, progress: ProgressCallback | None, standardiser: Standardiser | None
+) -> _Validation:
     result = _Validation()
     first_seen: dict[str, str] = {}
     agent_ids: set[str] = set()
     label = str(path)
-    for count, (position, item) in enumerate(normalised_records(load_catalog(path, fmt), max_chars), start=1):
+    records = _load(path, fmt, standardiser)
+    for count, (position, item) in enumerate(normalised_records(records, max_chars), start=1):
         if progress:
             progress("validate", count, 0)
         if isinstance(item, CatalogRecordError):
@@ -204,6 +215,7 @@ def ingest_catalog(
     rebuild: bool = False,
     skip_if_unchanged: bool = False,
     progress: ProgressCallback | None = None,
+    standardiser: Standardiser | None = None,
 ) -> IngestReport:
     """Ingest the catalog at ``path`` into the index behind ``settings.index``.
 
@@ -218,6 +230,11 @@ def ingest_catalog(
         rebuild: build a new index version beside the current one and swap the alias to it.
         skip_if_unchanged: return at once when the index recorded this exact catalog file already.
         progress: called as records are validated and indexed.
+        standardiser: sets each tool's standardised document before normalisation (e.g.
+            :meth:`LLMStandardiser.require <toolsift.ingest.standardise.LLMStandardiser.require>`);
+            None: rule-based standardisation only. It runs in both passes, so it must be
+            deterministic (the LLM cache makes the second pass free); an error it raises in the
+            first pass (an unreachable LLM) stops the ingest before anything is written.
 
     Returns:
         The :class:`IngestReport`; ``report.ok`` is False when records were rejected or writes failed.
@@ -249,7 +266,7 @@ def ingest_catalog(
                 report.seconds = time.perf_counter() - started
                 return report
 
-    validation = _validate(path, fmt, settings.max_field_chars, progress)
+    validation = _validate(path, fmt, settings.max_field_chars, progress, standardiser)
     report.rejected = validation.rejected
     report.agents, report.tools = validation.agents, validation.tools
     if strict and validation.rejected:
@@ -263,7 +280,9 @@ def ingest_catalog(
 
     try:
         existing = _existing_hashes(client, target, list(validation.hashes))
-        actions = _actions(path, fmt, settings, embedder, validation, existing, target, report, progress)
+        actions = _actions(
+            path, fmt, settings, embedder, validation, existing, target, report, progress, standardiser
+        )
         for ok, item in streaming_bulk(
             client,
             actions,
@@ -323,6 +342,7 @@ def _actions(
     index: str,
     report: IngestReport,
     progress: ProgressCallback | None,
+    standardiser: Standardiser | None = None,
 ) -> Iterator[dict[str, Any]]:
     total = len(validation.hashes)
     done = 0
@@ -341,7 +361,7 @@ def _actions(
             yield action
         batch.clear()
 
-    for position, item in normalised_records(load_catalog(path, fmt), settings.max_field_chars):
+    for position, item in normalised_records(_load(path, fmt, standardiser), settings.max_field_chars):
         if isinstance(item, CatalogRecordError) or position not in validation.accepted_positions:
             continue
         doc_id = _doc_id(item)

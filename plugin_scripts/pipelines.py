@@ -30,8 +30,9 @@ def pipeline_templates() -> dict[str, dict[str, Any]]:
     return out
 
 
-def pipeline_id(alias: str, name: str) -> str:
-    return f"{alias}-{name}"
+def pipeline_id(alias: str, name: str, tag: str = "") -> str:
+    """``<alias>-<name>``, or ``<alias>-<name>-<tag>`` for pipelines of one learned weight set."""
+    return f"{alias}-{name}-{tag}" if tag else f"{alias}-{name}"
 
 
 def layout_weights(name: str, field_weights: Mapping[str, float]) -> list[float] | None:
@@ -66,11 +67,17 @@ def render_pipeline(name: str, template: Mapping[str, Any], field_weights: Mappi
     return body
 
 
-def ensure_pipelines(client: OpenSearch, alias: str, field_weights: Mapping[str, float]) -> dict[str, str]:
-    """Install every template for ``alias`` with these weights; returns template name → pipeline id."""
+def ensure_pipelines(
+    client: OpenSearch, alias: str, field_weights: Mapping[str, float], *, tag: str = ""
+) -> dict[str, str]:
+    """Install every template for ``alias`` with these weights; returns template name → pipeline id.
+
+    ``tag`` (a learned weight set's digest) gives those weights pipelines of their own, so searches
+    with and without them never overwrite each other's pipeline.
+    """
     ids = {}
     for name, template in pipeline_templates().items():
-        pid = pipeline_id(alias, name)
+        pid = pipeline_id(alias, name, tag)
         body = render_pipeline(name, template, field_weights)
         try:
             current = client.search_pipeline.get(id=pid).get(pid)

@@ -130,7 +130,9 @@ class FieldSignals:
     Args:
         fields: kind → field → raw score (BM25 score, or cosine in [-1, 1]); for a field, the best
             over tool needs. ``parameters`` is the mean of the per-parameter scores (MFTR Eq. 4).
-        parameters: kind → per-parameter matches (empty when the query has no arguments).
+        parameters: kind → per-parameter matches, when the parameter list was fetched. With no
+            extracted arguments every parameter scores 0: nothing in the request covers it.
+        arguments: how many extracted arguments the query had.
     """
 
     doc_id: str
@@ -142,6 +144,7 @@ class FieldSignals:
     fields: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     parameters: Mapping[str, tuple[ParameterMatch, ...]] = field(default_factory=dict)
     parameter_names: tuple[tuple[str, bool], ...] = ()
+    arguments: int = 0
 
 
 #: Lucene refuses a query with more than 1024 term clauses in its whole tree (OpenSearch's default
@@ -320,8 +323,15 @@ class QueryBuilder:
         vectors: Vectors,
         retriever: Retriever,
         ids: Sequence[str],
+        *,
+        parameters: bool | None = None,
     ) -> dict[str, Any]:
-        """Named clauses giving every candidate's exact score per field, need and argument."""
+        """Named clauses giving every candidate's exact score per field, need and argument.
+
+        ``parameters`` fetches each candidate's parameter list (names, required flags); by default
+        only when the query has extracted arguments. MFTR's penalty needs it always: a tool whose
+        parameters no argument covers is penalised even when the query extracted none.
+        """
         should: list[dict[str, Any]] = []
         clauses = 3 * len(sq.tool_needs) + 2 * len(sq.extracted_arguments)
         for kind in kinds_for(retriever):
@@ -337,7 +347,7 @@ class QueryBuilder:
                 should.append(self._exact("parameters", kind, text, vectors, name, clauses))
         return {
             "size": len(ids),
-            **fetch_spec(with_parameters=bool(sq.extracted_arguments)),
+            **fetch_spec(with_parameters=bool(sq.extracted_arguments) if parameters is None else parameters),
             "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}], "should": should}},
         }
 
@@ -426,7 +436,7 @@ def parse_field_scores(
                     best = max(best, value)
                 scores[doc_field] = best if seen else 0.0
             matches: tuple[ParameterMatch, ...] = ()
-            if n_args and params:
+            if params:
                 per_param = [0.0] * len(params)  # a parameter no argument reached: no match
                 inner = hit.get("inner_hits") or {}
                 for j in range(n_args):
@@ -447,6 +457,7 @@ def parse_field_scores(
             params_by_kind[kind] = matches
         fs_score, fs_rank = first_stage.get(doc_id, (0.0, 0))
         out[doc_id] = FieldSignals(
+            arguments=n_args,
             doc_id=doc_id,
             name=who.name,
             entity=who.entity,

@@ -69,12 +69,18 @@ class StructuredQuery:
             raise BadQueryError("a structured query needs at least one tool need")
 
     @classmethod
-    def from_text(cls, text: str) -> StructuredQuery:
-        """The fallback without a rewriter: one need whose three texts are the request itself."""
+    def from_text(cls, text: str, *, as_argument: bool = False) -> StructuredQuery:
+        """The fallback without a rewriter: one need whose three texts are the request itself.
+
+        ``as_argument`` also matches the whole request against every tool's parameters (as one
+        extracted argument), so the parameters field and the missing-parameter penalty have a
+        signal without a rewrite; learned MFTR weights are trained and applied that way.
+        """
         cleaned = _text(text, "query")
         if not cleaned:
             raise BadQueryError("the query is empty")
-        return cls(tool_needs=(ToolNeed(cleaned, cleaned, cleaned),), text=cleaned)
+        arguments = {cleaned: ""} if as_argument else {}
+        return cls(tool_needs=(ToolNeed(cleaned, cleaned, cleaned),), extracted_arguments=arguments, text=cleaned)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, text: str = "") -> StructuredQuery:

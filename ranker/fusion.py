@@ -79,6 +79,8 @@ class FieldWeightRanker:
 
 def _missing_required(cand: FieldSignals) -> tuple[str, ...]:
     """Required parameters no extracted argument covers (by every score kind in use)."""
+    if not cand.arguments:  # a plain request names no arguments: nothing to report as missing
+        return ()
     missing: set[str] | None = None
     for kind, matches in cand.parameters.items():
         if not matches:

@@ -19,7 +19,7 @@ from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError
 from toolsift.mappings import F
 from toolsift.mappings.index import IndexInfo, IndexManager
-from toolsift.plugin_scripts.pipelines import ensure_pipelines, pipeline_id
+from toolsift.plugin_scripts.pipelines import ensure_pipelines
 from toolsift.query.builder import (
     FieldSignals,
     QueryBuilder,
@@ -30,7 +30,9 @@ from toolsift.query.builder import (
 )
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.agents import aggregate_to_agents
+from toolsift.ranker.artifact import WeightsArtifact, load_artifact
 from toolsift.ranker.fusion import FieldWeightRanker
+from toolsift.ranker.mftr import MFTRRanker
 from toolsift.ranker.types import RankedAgent, RankedTool, Ranker
 
 __all__ = ["Searcher", "SearchResult", "Method", "Level"]
@@ -97,7 +99,12 @@ class Searcher:
         client: connected client.
         settings: index alias, retriever, candidates, field weights, Algorithm 1's N.
         embedder: needed for the ``minilm`` and ``hybrid`` retrievers; may be None for ``bm25``.
-        ranker: orders the candidates; default :class:`FieldWeightRanker` with the settings' weights.
+        ranker: orders the candidates; default: :class:`MFTRRanker` with the learned weights of
+            ``artifact`` or the ``weights`` setting, else :class:`FieldWeightRanker` with the
+            settings' field weights.
+        artifact: learned weights to use instead of the ``weights`` setting. Learned weights are
+            also pushed into the first stage (clause boosts or the hybrid pipeline's weights, in
+            pipelines of their own).
 
     Raises:
         IndexMismatchError: at construction, when the index does not exist or holds vectors of
@@ -111,17 +118,36 @@ class Searcher:
         embedder: Embedder | None = None,
         *,
         ranker: Ranker | None = None,
+        artifact: WeightsArtifact | None = None,
     ) -> None:
         self.client = client
         self.settings = settings
         self.embedder = embedder
+        self.artifact: WeightsArtifact | None = artifact
+        #: Field weights of the first-stage query: the learned ones, pushed down, when weights are loaded.
+        self.first_stage_weights: dict[str, float] = dict(settings.field_weights)
+        tag = ""
+        if self.artifact is None and ranker is None and settings.weights is not None:
+            self.artifact = load_artifact(settings.weights)
+        if self.artifact is not None:
+            ranker = ranker or MFTRRanker(self.artifact.weights)
+            self.first_stage_weights = self.artifact.weights.first_stage_weights()
+            tag = f"w{self.artifact.digest}"
         self.ranker: Ranker = ranker or FieldWeightRanker(settings.field_weights)
         manager = IndexManager(client, settings.index)
         self.index: IndexInfo = manager.require()
         if embedder is not None:
             manager.check_model(self.index, embedder.name, embedder.dimension)
-        self._pipelines = ensure_pipelines(client, settings.index, settings.field_weights)
+        self._pipelines = ensure_pipelines(client, settings.index, self.first_stage_weights, tag=tag)
         self._agent_names: dict[str, str] = {}
+
+    def structure(self, text: str) -> StructuredQuery:
+        """A plain request as a structured query, the way this searcher's ranker expects it.
+
+        Learned MFTR weights were trained with the request matched against parameters as one
+        argument; the fixed-weight ranker uses the request for the three need fields only.
+        """
+        return StructuredQuery.from_text(text, as_argument=isinstance(self.ranker, MFTRRanker))
 
     # --- public -----------------------------------------------------------------------------------
     def search(
@@ -145,7 +171,9 @@ class Searcher:
         if top_k < 1:
             raise BadQueryError(f"top_k must be at least 1, got {top_k}")
         retriever = retriever or self.settings.retriever
-        sq = query if isinstance(query, StructuredQuery) else StructuredQuery.from_text(query)
+        if self.artifact is not None and method == "multi-field":
+            self._check_kinds(retriever)
+        sq = query if isinstance(query, StructuredQuery) else self.structure(query)
         timings: dict[str, float] = {}
         started = time.perf_counter()
         vectors = self._encode(sq, retriever, method, timings)
@@ -179,6 +207,16 @@ class Searcher:
             ranker=self.ranker.name if method == "multi-field" else "opensearch",
         )
 
+    def _check_kinds(self, retriever: Retriever) -> None:
+        assert self.artifact is not None
+        wanted = tuple(self.artifact.weights.kinds)
+        if set(wanted) != set(kinds_for(retriever)):
+            trained = self.artifact.config.get("retriever", "?")
+            raise BadQueryError(
+                f"the weights in {self.artifact.path} were trained for the {trained!r} retriever "
+                f"({', '.join(wanted)} scores); search with --retriever {trained} or other weights"
+            )
+
     # --- stages -----------------------------------------------------------------------------------
     def _encode(
         self, sq: StructuredQuery, retriever: Retriever, method: Method, timings: dict[str, float]
@@ -195,7 +233,7 @@ class Searcher:
 
     def _builder(self, depth: int, entity: str | None) -> QueryBuilder:
         return QueryBuilder(
-            field_weights=self.settings.field_weights,
+            field_weights=self.first_stage_weights,
             candidates=max(depth, self.settings.candidates),
             entity=entity,
         )
@@ -257,13 +295,15 @@ class Searcher:
         depth: int,
         entity: str | None = "tool",
         timings: dict[str, float] | None = None,
+        *,
+        parameters: bool | None = None,
     ) -> dict[str, FieldSignals]:
         """First stage + exact per-field scores: the ranker's input, by document id."""
         timings = timings if timings is not None else {}
         builder = self._builder(depth, entity)
         body = builder.candidates_body(sq, vectors, retriever)
         template = builder.pipeline_for(retriever, self.settings.fusion)
-        params = {"search_pipeline": pipeline_id(self.settings.index, template)} if template else {}
+        params = {"search_pipeline": self._pipelines[template]} if template else {}
         t0 = time.perf_counter()
         answer = self.client.search(index=self.settings.index, body=body, params=params)
         timings["candidates"] = (time.perf_counter() - t0) * 1000
@@ -274,14 +314,43 @@ class Searcher:
         if not first_stage:
             return {}
         t0 = time.perf_counter()
+        signals = self.signals_for(sq, vectors, retriever, list(first_stage), first_stage, parameters=parameters)
+        timings["field_scores"] = (time.perf_counter() - t0) * 1000
+        return signals
+
+    def signals_for(
+        self,
+        sq: StructuredQuery,
+        vectors: Mapping[str, Sequence[float]],
+        retriever: Retriever,
+        ids: Sequence[str],
+        first_stage: Mapping[str, tuple[float, int]] | None = None,
+        *,
+        parameters: bool | None = None,
+    ) -> dict[str, FieldSignals]:
+        """Exact per-field scores of the documents ``ids`` (in that order; unknown ids are left out).
+
+        Training uses it for positives and hard negatives that the first stage may not return;
+        ``first_stage`` gives the (score, rank) of those it did. ``parameters`` fetches every
+        candidate's parameter list (default: when the ranker is MFTR's or the query has arguments).
+        """
+        if not ids:
+            return {}
+        if parameters is None:
+            parameters = isinstance(self.ranker, MFTRRanker) or bool(sq.extracted_arguments)
         exact = self.client.search(
             index=self.settings.index,
-            body=builder.field_scores_body(sq, vectors, retriever, list(first_stage)),
+            body=QueryBuilder(field_weights=self.settings.field_weights).field_scores_body(
+                sq, vectors, retriever, list(ids), parameters=parameters
+            ),
             params={"include_named_queries_score": "true"},
         )
-        timings["field_scores"] = (time.perf_counter() - t0) * 1000
-        signals = parse_field_scores(exact, sq, retriever, first_stage)
-        return {doc_id: signals[doc_id] for doc_id in first_stage if doc_id in signals}
+        signals = parse_field_scores(exact, sq, retriever, first_stage or {})
+        return {doc_id: signals[doc_id] for doc_id in ids if doc_id in signals}
+
+    def encode(self, sq: StructuredQuery, retriever: Retriever) -> dict[str, list[float]]:
+        """Query vectors for every text of ``sq`` the retriever needs (empty for BM25)."""
+        return self._encode(sq, retriever, "multi-field", {})
 
     def _names_of_agents(self, tools: Sequence[RankedTool]) -> dict[str, str]:
         wanted = {t.agent_id for t in tools if t.agent_id} | {t.doc_id for t in tools if t.entity == "agent"}

@@ -1,0 +1,117 @@
+"""Learned MFTR weights as a versioned artifact on disk.
+
+``<root>/<name>/v<NNN>/weights.json`` holds the weights, the configuration they were learned with
+(index, retriever, embedding model, dataset, folds, training recipe) and how they scored. A path to
+a name folder resolves to its newest version; ``toolsift search --weights PATH`` and the
+``weights`` setting accept any of the three forms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from toolsift.errors import ConfigError
+from toolsift.ranker.mftr import MFTRWeights
+
+__all__ = ["WeightsArtifact", "load_artifact", "FORMAT"]
+
+FORMAT = "toolsift-mftr-weights/1"
+_VERSION = re.compile(r"^v(\d+)$")
+
+
+@dataclass(frozen=True)
+class WeightsArtifact:
+    """Learned weights plus their provenance.
+
+    Args:
+        weights: the MFTR model's parameters.
+        config: what they were learned on and how (index, retriever, embedding_model, dataset,
+            folds, fold, query_form, training recipe).
+        metrics: evaluation figures measured with them, if any.
+        path: the ``weights.json`` file once saved or loaded.
+    """
+
+    weights: MFTRWeights
+    config: Mapping[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    created: str = ""
+    path: Path | None = None
+
+    @property
+    def digest(self) -> str:
+        """A short content hash of the weights (names the first-stage pipelines they feed)."""
+        blob = json.dumps(self.weights.to_dict(), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:10]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "created": self.created,
+            "digest": self.digest,
+            "config": dict(self.config),
+            "weights": self.weights.to_dict(),
+            "metrics": dict(self.metrics),
+        }
+
+    def save(self, root: Path, name: str) -> WeightsArtifact:
+        """Write a new version under ``root/name``; returns the artifact with its path set."""
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+            raise ConfigError(f"weights name {name!r}: use letters, digits, '.', '_' and '-'")
+        folder = root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        taken = [int(m.group(1)) for p in folder.iterdir() if (m := _VERSION.match(p.name))]
+        version = folder / f"v{max(taken, default=0) + 1:03d}"
+        version.mkdir()
+        created = self.created or datetime.now(timezone.utc).isoformat(timespec="seconds")
+        saved = WeightsArtifact(self.weights, self.config, self.metrics, created, version / "weights.json")
+        fd, tmp = tempfile.mkstemp(dir=version, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(saved.to_dict(), out, indent=2)
+        os.replace(tmp, version / "weights.json")
+        return saved
+
+
+def _resolve(path: Path) -> Path:
+    if path.is_file():
+        return path
+    if (path / "weights.json").is_file():
+        return path / "weights.json"
+    if path.is_dir():
+        versions = sorted(
+            (int(m.group(1)), p) for p in path.iterdir() if (m := _VERSION.match(p.name)) and (p / "weights.json").is_file()
+        )
+        if versions:
+            return versions[-1][1] / "weights.json"
+    raise ConfigError(f"weights: no weights.json at {path} (give a `toolsift train` output folder or file)")
+
+
+def load_artifact(path: str | Path) -> WeightsArtifact:
+    """Read a weights artifact from a ``weights.json``, its version folder, or a name folder (newest).
+
+    Raises:
+        ConfigError: naming the ``weights`` setting when the file is missing or malformed.
+    """
+    file = _resolve(Path(path).expanduser())
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT:
+            raise ValueError(f"format is {data.get('format')!r}, expected {FORMAT!r}")
+        weights = MFTRWeights.from_dict(data["weights"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"weights: {file} is not a toolsift weights artifact ({exc})") from exc
+    return WeightsArtifact(
+        weights=weights,
+        config=data.get("config") or {},
+        metrics=data.get("metrics") or {},
+        created=str(data.get("created", "")),
+        path=file,
+    )

@@ -1,0 +1,325 @@
+"""MFTR's adaptive weighting (§3.4): learned field weights and the missing-parameter penalty.
+
+For a query q and a tool t, with per-field scores from the retriever's own φ (BM25 score or cosine)::
+
+    S_f     = max over tool needs of φ(need_f, doc_f)          f ∈ {description, response, examples}
+    s_pj    = max over extracted arguments a of φ(p_j, a)       for each parameter p_j of t
+    S_param = mean_j s_pj
+    L(p_j)  = σ(α · (τ − s_pj)) · (w_req if p_j is required else w_opt)
+    S(q, t) = Σ_f w_f · S_f + b − Σ_j L(p_j)
+
+The per-field maxima and s_pj arrive from OpenSearch as :class:`~toolsift.query.builder.FieldSignals`
+(the ranker never recomputes a score). One torch module computes S for training and for ranking, so
+the two cannot drift. With both BM25 and dense signals (the ``hybrid`` retriever) every score kind
+gets its own field weights, τ and penalty weights in the same linear model.
+
+Tools without parameters get neither S_param nor a penalty. A query without extracted arguments
+gets no penalty either: nothing says which parameters it covers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+
+from toolsift.config import FIELDS
+from toolsift.query.builder import FieldSignals
+from toolsift.ranker.types import RankedTool
+
+__all__ = ["MFTRWeights", "FeatureBatch", "MFTRModel", "MFTRRanker", "features", "ALPHA"]
+
+#: The penalty's sharpness, fixed as in the paper.
+ALPHA = 15.0
+
+
+@dataclass(frozen=True)
+class MFTRWeights:
+    """The learned parameters of MFTR's relevance model, per score kind (``bm25`` / ``dense``).
+
+    Args:
+        kinds: the score kinds the model reads, in order.
+        field_weights: kind → field → w_f (fields: description, parameters, response, examples).
+        bias: b.
+        tau: kind → τ, the score below which a parameter counts as missing.
+        w_req, w_opt: kind → penalty weight of a missing required / optional parameter.
+        alpha: the sigmoid's sharpness.
+        penalty: False for the "w/o missing penalty" ablation (L ≡ 0).
+    """
+
+    kinds: tuple[str, ...]
+    field_weights: Mapping[str, Mapping[str, float]]
+    bias: float = 0.0
+    tau: Mapping[str, float] = field(default_factory=dict)
+    w_req: Mapping[str, float] = field(default_factory=dict)
+    w_opt: Mapping[str, float] = field(default_factory=dict)
+    alpha: float = ALPHA
+    penalty: bool = True
+    features: tuple[str, ...] = FIELDS
+
+    @classmethod
+    def initial(
+        cls,
+        kinds: Sequence[str],
+        *,
+        penalty: bool = True,
+        features: Sequence[str] = FIELDS,
+        field_weight: float = 0.0,
+        tau: float = 0.3,
+        w_req: float = 0.2,
+        w_opt: float = 0.1,
+        alpha: float = ALPHA,
+    ) -> MFTRWeights:
+        """A training start; the defaults are MFTR's code's (τ 0.3, w_req 0.2, w_opt 0.1)."""
+        return cls(
+            kinds=tuple(kinds),
+            field_weights={k: {f: field_weight for f in features} for k in kinds},
+            tau={k: tau for k in kinds},
+            w_req={k: w_req for k in kinds},
+            w_opt={k: w_opt for k in kinds},
+            alpha=alpha,
+            penalty=penalty,
+            features=tuple(features),
+        )
+
+    @classmethod
+    def mean_of_fields(cls, kinds: Sequence[str]) -> MFTRWeights:
+        """The "w/o adaptive weighting" ablation: the plain mean of the field scores, no penalty."""
+        share = 1.0 / (len(FIELDS) * len(kinds))
+        return replace(
+            cls.initial(kinds, penalty=False, field_weight=share),
+            field_weights={k: {f: share for f in FIELDS} for k in kinds},
+        )
+
+    def field_shares(self, kind: str) -> dict[str, float]:
+        """Each field's share of Σ|w_f| (MFTR's Table 5 reports learned weights this way)."""
+        weights = self.field_weights[kind]
+        total = sum(abs(w) for w in weights.values()) or 1.0
+        return {f: abs(weights[f]) / total for f in self.features}
+
+    def first_stage_weights(self) -> dict[str, float]:
+        """Non-negative field weights for the first-stage query (boosts or pipeline weights).
+
+        Lucene boosts and the normalisation processor's weights cannot be negative, so a field the
+        model weighs negatively gets 0; the dense kind's weights win when both kinds are present
+        (the BM25 clause is one sub-query of the hybrid query). Scaled so the largest is 1.
+        """
+        kind = "dense" if "dense" in self.kinds else self.kinds[0]
+        clipped = {f: max(0.0, float(self.field_weights[kind][f])) for f in FIELDS}
+        top = max(clipped.values()) or 1.0
+        return {f: w / top for f, w in clipped.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kinds": list(self.kinds),
+            "field_weights": {k: dict(v) for k, v in self.field_weights.items()},
+            "bias": self.bias,
+            "tau": dict(self.tau),
+            "w_req": dict(self.w_req),
+            "w_opt": dict(self.w_opt),
+            "alpha": self.alpha,
+            "penalty": self.penalty,
+            "features": list(self.features),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MFTRWeights:
+        kinds = tuple(str(k) for k in data["kinds"])
+        names = tuple(str(f) for f in data.get("features", FIELDS))
+        return cls(
+            kinds=kinds,
+            features=names,
+            field_weights={k: {f: float(data["field_weights"][k][f]) for f in names} for k in kinds},
+            bias=float(data.get("bias", 0.0)),
+            tau={k: float(data["tau"][k]) for k in kinds},
+            w_req={k: float(data["w_req"][k]) for k in kinds},
+            w_opt={k: float(data["w_opt"][k]) for k in kinds},
+            alpha=float(data.get("alpha", ALPHA)),
+            penalty=bool(data.get("penalty", True)),
+        )
+
+
+#: Parameter slots padded to the batch's widest tool get this score: far above any τ, no penalty.
+_PADDING_SCORE = 100.0
+
+
+@dataclass(frozen=True)
+class FeatureBatch:
+    """Candidates as tensors: ``fields`` [N, K, 4]; ``params`` [N, K, P] (s_pj); masks [N, P]."""
+
+    fields: torch.Tensor
+    params: torch.Tensor
+    required: torch.Tensor
+    present: torch.Tensor
+
+    def to(self, device: torch.device | str) -> FeatureBatch:
+        return FeatureBatch(*(t.to(device) for t in (self.fields, self.params, self.required, self.present)))
+
+    def select(self, index: torch.Tensor) -> FeatureBatch:
+        return FeatureBatch(self.fields[index], self.params[index], self.required[index], self.present[index])
+
+
+def features(
+    candidates: Sequence[FieldSignals],
+    kinds: Sequence[str],
+    width: int | None = None,
+    names: Sequence[str] = FIELDS,
+) -> FeatureBatch:
+    """The model's input for ``candidates``; ``width`` pads the parameter axis (default: the widest).
+
+    ``names`` are the per-field scores read from each candidate's signals (MFTR's four fields, and
+    ``full_doc`` when the model also weighs the whole document).
+    """
+    n, k = len(candidates), len(kinds)
+    counts = [max((len(c.parameters.get(kind, ())) for kind in kinds), default=0) for c in candidates]
+    p = max(1, width if width is not None else max(counts, default=0))
+    fields_t = torch.zeros((n, k, len(names)), dtype=torch.float32)
+    params_t = torch.full((n, k, p), _PADDING_SCORE, dtype=torch.float32)
+    required = torch.zeros((n, p), dtype=torch.float32)
+    present = torch.zeros((n, p), dtype=torch.float32)
+    for i, cand in enumerate(candidates):
+        for j, kind in enumerate(kinds):
+            scores = cand.fields.get(kind, {})
+            for f, name in enumerate(names):
+                fields_t[i, j, f] = float(scores.get(name, 0.0))
+            for m, match in enumerate(cand.parameters.get(kind, ())[:p]):
+                params_t[i, j, m] = float(match.score)
+                required[i, m] = 1.0 if match.required else 0.0
+                present[i, m] = 1.0
+    return FeatureBatch(fields_t, params_t, required, present)
+
+
+class MFTRModel(torch.nn.Module):
+    """S(q, t) of MFTR Eq. 7 for a batch of candidates; trainable end to end."""
+
+    def __init__(self, weights: MFTRWeights) -> None:
+        super().__init__()
+        kinds = weights.kinds
+        self.kinds = kinds
+        self.names = weights.features
+        self.alpha = float(weights.alpha)
+        self.penalty = weights.penalty
+        self.w = torch.nn.Parameter(
+            torch.tensor([[weights.field_weights[k][f] for f in self.names] for k in kinds], dtype=torch.float32)
+        )
+        self.b = torch.nn.Parameter(torch.tensor(float(weights.bias)))
+        self.tau = torch.nn.Parameter(torch.tensor([weights.tau.get(k, 0.5) for k in kinds]))
+        self.w_req = torch.nn.Parameter(torch.tensor([weights.w_req.get(k, 1.0) for k in kinds]))
+        self.w_opt = torch.nn.Parameter(torch.tensor([weights.w_opt.get(k, 1.0) for k in kinds]))
+
+    def parameter_penalties(self, batch: FeatureBatch) -> torch.Tensor:
+        """L(p_j) per candidate, kind and parameter: [N, K, P].
+
+        MFTR's Eq. 5 prints σ as 1 / (1 + exp(α(τ − s))), which is near 1 when s is *above* τ; its
+        own text says the penalty activates when the alignment score falls *below* τ. This follows
+        the text: σ(α(τ − s)) = 1 / (1 + exp(−α(τ − s))).
+        """
+        if not self.penalty:
+            return torch.zeros_like(batch.params)
+        gate = torch.sigmoid(self.alpha * (self.tau[None, :, None] - batch.params))
+        cost = self.w_req[None, :, None] * batch.required[:, None, :] + self.w_opt[None, :, None] * (
+            1.0 - batch.required[:, None, :]
+        )
+        return gate * cost * batch.present[:, None, :]
+
+    def forward(self, batch: FeatureBatch) -> torch.Tensor:
+        base = (batch.fields * self.w[None]).sum(dim=(1, 2)) + self.b
+        return base - self.parameter_penalties(batch).sum(dim=(1, 2))
+
+    @torch.no_grad()
+    def constrain(self) -> None:
+        """Keep τ in [0, 1] and the penalty weights non-negative (a penalty never rewards).
+
+        τ ∈ [0, 1] covers cosine similarity; for BM25 it makes the penalty an "(almost) no term
+        matched" indicator — the paper's own learned BM25 τ values sit at 0 and 1.
+        """
+        self.tau.clamp_(0.0, 1.0)
+        self.w_req.clamp_(min=0.0)
+        self.w_opt.clamp_(min=0.0)
+
+    def to_weights(self) -> MFTRWeights:
+        w = self.w.detach().cpu().tolist()
+        return MFTRWeights(
+            kinds=self.kinds,
+            field_weights={k: {f: float(w[i][j]) for j, f in enumerate(self.names)} for i, k in enumerate(self.kinds)},
+            bias=float(self.b.detach().cpu()),
+            tau={k: float(self.tau[i].detach().cpu()) for i, k in enumerate(self.kinds)},
+            w_req={k: float(self.w_req[i].detach().cpu()) for i, k in enumerate(self.kinds)},
+            w_opt={k: float(self.w_opt[i].detach().cpu()) for i, k in enumerate(self.kinds)},
+            alpha=self.alpha,
+            penalty=self.penalty,
+            features=self.names,
+        )
+
+
+class MFTRRanker:
+    """Orders candidates by the learned MFTR score, with per-field contributions and penalties.
+
+    Args:
+        weights: learned (``toolsift train``) or given weights.
+
+    Each result's ``field_scores`` are the raw S_f (the dense kind's when both are present),
+    ``contributions`` the weighted terms w_f·S_f summed over kinds plus ``bias`` and ``penalty``
+    (−Σ L), and ``missing_required`` the required parameters whose score is below τ.
+    """
+
+    name = "mftr"
+
+    def __init__(self, weights: MFTRWeights) -> None:
+        self.weights = weights
+        self.model = MFTRModel(weights).eval()
+
+    def rank(self, candidates: Sequence[FieldSignals], top_k: int) -> list[RankedTool]:
+        if not candidates:
+            return []
+        kinds = self.weights.kinds
+        missing_kind = [k for k in kinds if not any(k in c.fields for c in candidates)]
+        if missing_kind:
+            from toolsift.errors import BadQueryError
+
+            raise BadQueryError(
+                f"the MFTR weights read {list(kinds)} scores but the candidates lack {missing_kind}; "
+                "search with the retriever the weights were trained for"
+            )
+        batch = features(candidates, kinds, names=self.weights.features)
+        with torch.no_grad():
+            scores = self.model(batch).tolist()
+            terms = (batch.fields * self.model.w[None]).sum(dim=1).tolist()  # [N, 4]
+            penalties = self.model.parameter_penalties(batch)
+            gates = torch.sigmoid(self.model.alpha * (self.model.tau[None, :, None] - batch.params))
+        shown_kind = kinds.index("dense") if "dense" in kinds else 0
+        ranked = []
+        for i, cand in enumerate(candidates):
+            contributions = {f: terms[i][j] for j, f in enumerate(self.weights.features)}
+            contributions["bias"] = float(self.model.b.detach())
+            contributions["penalty"] = -float(penalties[i].sum())
+            ranked.append(
+                RankedTool(
+                    doc_id=cand.doc_id,
+                    name=cand.name,
+                    entity=cand.entity,
+                    agent_id=cand.agent_id,
+                    score=float(scores[i]),
+                    field_scores={f: float(batch.fields[i, shown_kind, j]) for j, f in enumerate(self.weights.features)},
+                    contributions=contributions,
+                    raw_scores={k: dict(v) for k, v in cand.fields.items()},
+                    missing_required=_missing_required(cand, kinds, gates[i]),
+                    first_stage_rank=cand.first_stage_rank,
+                )
+            )
+        ranked.sort(key=lambda r: (-r.score, r.first_stage_rank or 1 << 30, r.doc_id))
+        return ranked[:top_k]
+
+
+def _missing_required(cand: FieldSignals, kinds: Sequence[str], gates: torch.Tensor) -> tuple[str, ...]:
+    """Required parameters below τ for every kind in use (gate > 0.5)."""
+    missing: set[str] | None = None
+    for j, kind in enumerate(kinds):
+        matches = cand.parameters.get(kind, ())
+        if not matches:
+            return ()
+        names = {m.name for m, g in zip(matches, gates[j].tolist()) if m.required and g > 0.5}
+        missing = names if missing is None else missing & names
+    return tuple(sorted(missing or ()))

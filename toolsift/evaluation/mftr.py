@@ -1,0 +1,644 @@
+"""``toolsift eval --method mftr``: MFTR's protocol on real OpenSearch indices, with its ablations.
+
+The protocol of the MFTR paper (§4): 5-fold cross-validation over the queries (the shared folds when
+given: train on four folds, test on the fifth, metrics averaged over the five test folds), the
+multi-field model trained with the pairwise loss on each training split with the top-64 wrong tools
+by BM25 as hard negatives, and Table 3's ablation rows:
+
+==========================  =================  =================  ==========================
+row                         documents          query              scoring
+==========================  =================  =================  ==========================
+Full-Doc                    raw, one text      raw request        BM25 / cosine
+Stand. Only                 standardised, flat raw request        BM25 / cosine
+Rewrite Only                raw, one text      rewrite, flattened BM25 / cosine
+Stand. + Rewrite            standardised, flat rewrite, flattened BM25 / cosine
+Weighting Only              rule-based fields  raw request        learned weights + penalty
+Weighting + Stand.          standardised       raw request        learned weights + penalty
+Weighting + Rewrite         rule-based fields  rewrite            learned weights + penalty
+w/o Adaptive Weighting      standardised       rewrite            mean of the field scores
+w/o Missing Penalty         standardised       rewrite            learned weights
+MFTR                        standardised       rewrite            learned weights + penalty
+==========================  =================  =================  ==========================
+
+"Raw request" rows match the request against every field, and against the parameters as one
+extracted argument. Every document variant is its own index (``toolsift-eval-<set>-<variant>``),
+built from a catalog file materialised under ``<cache_dir>/eval-catalogs`` and reused while
+unchanged. Scores come from OpenSearch: the first stage returns the candidates, named clauses give
+each candidate's exact per-field scores, and only the learned model runs in Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from opensearchpy import OpenSearch
+
+from toolsift.config import FIELDS, Retriever, Settings
+from toolsift.embedding import Embedder
+from toolsift.errors import BadQueryError, CatalogError
+from toolsift.evaluation.datasets import Benchmark, load_benchmark, load_folds
+from toolsift.evaluation.metrics import evaluate
+from toolsift.ingest.pipeline import ingest_catalog
+from toolsift.mappings.index import IndexManager
+from toolsift.query.builder import FieldSignals, kinds_for
+from toolsift.query.structured import StructuredQuery
+from toolsift.ranker.mftr import MFTRRanker, MFTRWeights
+from toolsift.ranker.training import TrainingConfig, TrainingQuery, train_mftr
+from toolsift.search import Searcher
+
+__all__ = [
+    "MFTR_MEASURES",
+    "PAPER_NDCG10",
+    "ABLATIONS",
+    "MFTRInputs",
+    "AblationRow",
+    "MFTREvalResult",
+    "run_mftr_eval",
+    "load_rewrites",
+    "load_standardized",
+    "load_hard_negatives",
+    "make_folds",
+]
+
+MFTR_MEASURES: tuple[str, ...] = (
+    "ndcg@5",
+    "ndcg@10",
+    "recall@5",
+    "recall@10",
+    "completeness@5",
+    "completeness@10",
+)
+
+#: NDCG@10 the MFTR paper reports (Table 2: Full-Doc and MFTR; Table 3: the MiniLM ablations on APIBank).
+PAPER_NDCG10: dict[tuple[str, str], dict[str, float]] = {
+    ("apibank", "bm25"): {"Full-Doc": 0.5167, "MFTR": 0.6704},
+    ("apibank", "minilm"): {
+        "Full-Doc": 0.6112,
+        "Stand. Only": 0.5774,
+        "Rewrite Only": 0.6842,
+        "Stand. + Rewrite": 0.6622,
+        "Weighting Only": 0.5926,
+        "Weighting + Stand.": 0.6012,
+        "Weighting + Rewrite": 0.6549,
+        "w/o Adaptive Weighting": 0.7138,
+        "w/o Missing Penalty": 0.7072,
+        "MFTR": 0.7237,
+    },
+    ("toolink", "bm25"): {"Full-Doc": 0.3828, "MFTR": 0.5497},
+    ("toolink", "minilm"): {"Full-Doc": 0.3818, "MFTR": 0.5334},
+}
+
+
+@dataclass(frozen=True)
+class _Row:
+    name: str
+    docs: str  # "raw" (rule-based fields) | "std" (standardised fields) | "flat-raw" | "flat-std"
+    query: str  # "raw" | "rewrite"
+    scoring: str  # "flat" | "learned" | "no-penalty" | "mean"
+
+
+ABLATIONS: tuple[_Row, ...] = (
+    _Row("Full-Doc", "flat-raw", "raw", "flat"),
+    _Row("Stand. Only", "flat-std", "raw", "flat"),
+    _Row("Rewrite Only", "flat-raw", "rewrite", "flat"),
+    _Row("Stand. + Rewrite", "flat-std", "rewrite", "flat"),
+    _Row("Weighting Only", "raw", "raw", "learned"),
+    _Row("Weighting + Stand.", "std", "raw", "learned"),
+    _Row("Weighting + Rewrite", "raw", "rewrite", "learned"),
+    _Row("w/o Adaptive Weighting", "std", "rewrite", "mean"),
+    _Row("w/o Missing Penalty", "std", "rewrite", "no-penalty"),
+    _Row("MFTR", "std", "rewrite", "learned"),
+)
+
+
+# --- inputs -----------------------------------------------------------------------------------------
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CatalogError(f"{what} {path}: cannot read JSON ({exc})") from exc
+
+
+def load_rewrites(paths: Sequence[Path], queries: Mapping[str, str]) -> dict[str, StructuredQuery]:
+    """Rewritten queries by query id (``{qid: {tool_needs, extracted_arguments}}`` files, merged)."""
+    out: dict[str, StructuredQuery] = {}
+    for path in paths:
+        data = _read_json(path, "rewrites")
+        if not isinstance(data, dict):
+            raise CatalogError(f"rewrites {path}: expected an object of query id → rewrite")
+        for qid, rewrite in data.items():
+            try:
+                out[str(qid)] = StructuredQuery.from_dict(rewrite, text=queries.get(str(qid), ""))
+            except BadQueryError as exc:
+                raise CatalogError(f"rewrites {path}: query {qid}: {exc}") from exc
+    return out
+
+
+def load_standardized(paths: Sequence[Path]) -> dict[str, dict[str, Any]]:
+    """Standardised documents (MFTR's ``augmented`` objects) by tool id."""
+    out: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        data = _read_json(path, "standardized")
+        if not isinstance(data, list):
+            raise CatalogError(f"standardized {path}: expected a list of {{id, augmented, ...}}")
+        for i, record in enumerate(data):
+            if not isinstance(record, dict) or not isinstance(record.get("augmented"), dict) or "id" not in record:
+                raise CatalogError(f"standardized {path}: record {i} lacks 'id' or an 'augmented' object")
+            out[str(record["id"])] = record["augmented"]
+    return out
+
+
+def load_hard_negatives(paths: Sequence[Path]) -> dict[str, list[str]]:
+    """``{query id: [[tool id, score], ...]}`` files → tool ids in rank order."""
+    out: dict[str, list[str]] = {}
+    for path in paths:
+        data = _read_json(path, "hard negatives")
+        if not isinstance(data, dict):
+            raise CatalogError(f"hard negatives {path}: expected an object of query id → [[tool id, score]]")
+        for qid, ranked in data.items():
+            out[str(qid)] = [str(entry[0]) if isinstance(entry, list) else str(entry) for entry in ranked]
+    return out
+
+
+def make_folds(query_ids: Sequence[str], k: int = 5, seed: int = 42) -> dict[str, dict[str, list[str]]]:
+    """A seeded k-fold split (for sets without published folds, e.g. the mixed benchmark)."""
+    ids = sorted(query_ids)
+    random.Random(seed).shuffle(ids)
+    parts = [ids[i::k] for i in range(k)]
+    return {
+        f"fold_{i}": {"train": sorted(q for j, p in enumerate(parts) if j != i for q in p), "test": sorted(parts[i])}
+        for i in range(k)
+    }
+
+
+@dataclass(frozen=True)
+class MFTRInputs:
+    """What the MFTR evaluation reads besides the benchmark folders.
+
+    Args:
+        rewrites: rewrite files (query id → structured query); without them the rewrite rows are skipped.
+        standardized: standardised-document files (tool id → ``augmented``); without them the
+            rule-based standardisation stands in and the "Stand." rows are skipped.
+        folds: the folds file; default: a seeded 5-fold split.
+        hard_negatives: hard-negative files; default: mined from the index (BM25 over the raw document).
+    """
+
+    rewrites: tuple[Path, ...] = ()
+    standardized: tuple[Path, ...] = ()
+    folds: Path | None = None
+    hard_negatives: tuple[Path, ...] = ()
+
+
+# --- results ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AblationRow:
+    """One row of the table: mean metrics over the test folds, and the paper's NDCG@10 if reported."""
+
+    name: str
+    metrics: dict[str, float]
+    per_fold: list[dict[str, float]]
+    paper_ndcg10: float | None
+    docs: str
+    query: str
+    scoring: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "row": self.name,
+            "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
+            "paper_ndcg@10": self.paper_ndcg10,
+            "documents": self.docs,
+            "query": self.query,
+            "scoring": self.scoring,
+            "per_fold": [{k: round(v, 4) for k, v in m.items()} for m in self.per_fold],
+        }
+
+
+@dataclass(frozen=True)
+class MFTREvalResult:
+    """``--json`` contract of the foundation (dataset, method, retriever, metrics …) plus
+    ``ablations``, ``weights`` (per fold and Table 5's shares) and ``first_stage``."""
+
+    dataset: str
+    retriever: str
+    n_queries: int
+    metrics: dict[str, float]
+    ablations: list[AblationRow]
+    weights: dict[str, Any]
+    first_stage: dict[str, Any]
+    indices: dict[str, str]
+    embedding_model: str | None
+    latency_ms: dict[str, float]
+    protocol: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "method": "mftr",
+            "retriever": self.retriever,
+            "n_queries": self.n_queries,
+            "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
+            "index": self.indices.get("std") or self.indices.get("raw", ""),
+            "indices": self.indices,
+            "embedding_model": self.embedding_model,
+            "latency_ms": self.latency_ms,
+            "protocol": self.protocol,
+            "ablations": [row.to_dict() for row in self.ablations],
+            "weights": self.weights,
+            "first_stage": self.first_stage,
+        }
+
+
+# --- catalogs and indices ---------------------------------------------------------------------------
+def _raw_tools(benchmark: Benchmark) -> list[dict[str, Any]]:
+    data = _read_json(benchmark.catalog_path, "catalog")
+    if benchmark.catalog_format != "toolret" or not isinstance(data, list):
+        raise CatalogError(
+            f"{benchmark.path}: --method mftr reads ToolRet catalogs (tools.json with id + documentation)"
+        )
+    return [t for t in data if isinstance(t, dict)]
+
+
+def _variant_catalog(
+    tools: Sequence[Mapping[str, Any]], standardized: Mapping[str, Any], variant: str
+) -> list[dict[str, Any]]:
+    """MFTR-format records (``mftr`` loader) for one document variant."""
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        tid = str(tool["id"])
+        raw = tool.get("documentation", {})
+        std = standardized.get(tid)
+        if variant == "raw":
+            out.append({"id": tid, "type": tool.get("type", ""), "origin_documentation": raw})
+        elif variant == "std":
+            record: dict[str, Any] = {"id": tid, "type": tool.get("type", ""), "origin_documentation": raw}
+            if std is not None:
+                record["augmented"] = std
+            out.append(record)
+        elif variant == "flat-std":
+            # Full-Doc over the standardised document: it becomes the documentation itself.
+            flat = {"name": raw.get("name", tid), **std} if std is not None else raw
+            out.append({"id": tid, "type": tool.get("type", ""), "origin_documentation": flat})
+        else:
+            raise ValueError(variant)
+    return out
+
+
+def _ensure_variant_index(
+    client: OpenSearch,
+    settings: Settings,
+    embedder: Embedder,
+    name: str,
+    variant: str,
+    records: list[dict[str, Any]],
+) -> str:
+    payload = json.dumps(records, sort_keys=True, ensure_ascii=False).encode()
+    digest = hashlib.sha256(payload).hexdigest()[:12]
+    folder = settings.cache_dir / "eval-catalogs"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}-{variant}-{digest}.json"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(payload)
+        tmp.replace(path)
+    alias = f"toolsift-eval-{name}-{variant}"
+    stale = IndexManager(client, alias).is_stale(embedder.name, embedder.dimension)
+    report = ingest_catalog(
+        client,
+        settings.with_overrides(index=alias),
+        embedder,
+        path,
+        fmt="mftr",
+        skip_if_unchanged=True,
+        rebuild=stale,
+        prune=True,
+    )
+    if not report.ok:
+        raise CatalogError(f"{name}/{variant}: {len(report.rejected)} record(s) rejected while building {alias}")
+    return alias
+
+
+# --- signals ----------------------------------------------------------------------------------------
+@dataclass
+class _QuerySignals:
+    first_stage: dict[str, FieldSignals]
+    extra: dict[str, FieldSignals] = field(default_factory=dict)
+
+    def get(self, doc_id: str) -> FieldSignals | None:
+        return self.first_stage.get(doc_id) or self.extra.get(doc_id)
+
+
+def _flat_text(sq: StructuredQuery) -> str:
+    """A rewrite as one text for the Full-Doc rows: every need's texts and every argument."""
+    parts = [t for n in sq.tool_needs for t in (n.user_intent, n.tool_description, n.expected_response)]
+    return " ".join([*parts, *sq.argument_texts()])
+
+
+def _collect(
+    searcher: Searcher,
+    queries: Mapping[str, StructuredQuery],
+    retriever: Retriever,
+    depth: int,
+    wanted: Mapping[str, Sequence[str]],
+    progress: Callable[[str, int, int], None] | None,
+    label: str,
+) -> dict[str, _QuerySignals]:
+    out: dict[str, _QuerySignals] = {}
+    for done, (qid, sq) in enumerate(queries.items(), start=1):
+        vectors = searcher.encode(sq, retriever)
+        first = searcher.candidate_signals(sq, vectors, retriever, depth, parameters=True)
+        extra_ids = [d for d in wanted.get(qid, ()) if d not in first]
+        extra = searcher.signals_for(sq, vectors, retriever, extra_ids, parameters=True)
+        out[qid] = _QuerySignals(first, extra)
+        if progress:
+            progress(label, done, len(queries))
+    return out
+
+
+def _training_queries(
+    signals: Mapping[str, _QuerySignals],
+    qids: Sequence[str],
+    qrels: Mapping[str, Mapping[str, int]],
+    negatives: Mapping[str, Sequence[str]],
+    n_negatives: int,
+) -> list[TrainingQuery]:
+    out = []
+    for qid in qids:
+        sig = signals.get(qid)
+        if sig is None:
+            continue
+        relevant = {d for d, g in qrels.get(qid, {}).items() if g > 0}
+        pos = [s for d in sorted(relevant) if (s := sig.get(d)) is not None]
+        wrong = [d for d in negatives.get(qid, ()) if d not in relevant][:n_negatives]
+        neg = [s for d in wrong if (s := sig.get(d)) is not None]
+        if pos and neg:
+            out.append(TrainingQuery(qid, tuple(pos), tuple(neg)))
+    return out
+
+
+def _run_of(ranker: MFTRRanker, signals: Mapping[str, _QuerySignals], qids: Sequence[str], depth: int) -> dict[str, dict[str, float]]:
+    run = {}
+    for qid in qids:
+        cands = list(signals[qid].first_stage.values())
+        ranked = ranker.rank(cands, depth)
+        run[qid] = {t.doc_id: float(depth - i) for i, t in enumerate(ranked)}
+    return run
+
+
+def _mean(dicts: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    keys = list(dicts[0]) if dicts else []
+    return {k: statistics.fmean(d[k] for d in dicts) for k in keys}
+
+
+# --- the evaluation ---------------------------------------------------------------------------------
+def run_mftr_eval(
+    client: OpenSearch,
+    settings: Settings,
+    dataset_dirs: Sequence[Path],
+    *,
+    retriever: Retriever,
+    embedder: Embedder,
+    inputs: MFTRInputs = MFTRInputs(),
+    ablations: bool = True,
+    depth: int = 100,
+    training: TrainingConfig = TrainingConfig(),
+    n_negatives: int = 64,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> MFTREvalResult:
+    """Run MFTR (and its ablations) with 5-fold cross-validation on one or several ToolRet sets.
+
+    Several folders make the mixed benchmark: one index over all their tools, one query set, and a
+    seeded 5-fold split of the merged queries (as the paper partitions its Mixed set).
+
+    Args:
+        client, settings: the cluster and base settings (``cache_dir``, ``candidates``).
+        dataset_dirs: ToolRet folders (``tools.json`` + ``queries.json``).
+        retriever: ``bm25``, ``minilm`` or ``hybrid`` (both signals in one learned model).
+        embedder: the embedding model used for ingest and dense scores.
+        inputs: rewrites, standardised documents, folds, hard negatives.
+        ablations: run every row of Table 3, not only MFTR.
+        depth: run depth per query; the first stage returns ``max(depth, settings.candidates)``.
+        training: the optimisation recipe (MFTR's by default).
+    """
+    started = time.perf_counter()
+    benchmarks = [load_benchmark(Path(d)) for d in dataset_dirs]
+    name = "-".join(re.sub(r"[^a-z0-9]+", "-", b.name.lower()) for b in benchmarks)
+    if len(benchmarks) > 1:
+        name = f"mixed-{name}"
+    queries_text: dict[str, str] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    tools: list[dict[str, Any]] = []
+    for b in benchmarks:
+        queries_text.update(b.queries)
+        qrels.update({q: dict(r) for q, r in b.qrels.items()})
+        tools.extend(_raw_tools(b))
+    qids = [q for q in qrels if q in queries_text]
+
+    standardized = load_standardized(inputs.standardized)
+    rewrites = load_rewrites(inputs.rewrites, queries_text)
+    has_std = bool(standardized)
+    has_rw = bool(rewrites)
+    missing_rw = [q for q in qids if q not in rewrites]
+
+    # Indices: one per document variant in use.
+    needed_variants = {"raw"} | ({"std", "flat-std"} if has_std else set())
+    indices: dict[str, str] = {}
+    for variant in sorted(needed_variants):
+        records = _variant_catalog(tools, standardized, variant)
+        indices[variant] = _ensure_variant_index(client, settings, embedder, name, variant, records)
+    indices["flat-raw"] = indices["raw"]  # the Full-Doc field of the raw index is the raw document
+    if not has_std:
+        indices["std"] = indices["raw"]
+
+    kinds = kinds_for(retriever)
+    cand_depth = max(depth, settings.candidates)
+    base = settings.model_copy(update={"weights": None})  # the harness trains its own weights
+    searchers = {v: Searcher(client, base.with_overrides(index=a), embedder) for v, a in indices.items()}
+
+    # Folds and hard negatives.
+    folds = load_folds(inputs.folds) if inputs.folds else make_folds(qids)
+    if inputs.hard_negatives:
+        negatives = load_hard_negatives(inputs.hard_negatives)
+        negatives_source = [str(p) for p in inputs.hard_negatives]
+    else:
+        negatives = _mine_negatives(searchers["raw"], queries_text, qids, qrels, n_negatives)
+        negatives_source = "mined: BM25 over the raw document, top wrong tools"
+    fold_items = sorted(folds.items())
+
+    def structured(form: str, qid: str) -> StructuredQuery:
+        if form == "rewrite" and qid in rewrites:
+            return rewrites[qid]
+        return StructuredQuery.from_text(queries_text[qid], as_argument=True)
+
+    wanted = {q: [*qrels[q], *negatives.get(q, [])[: n_negatives + len(qrels[q])]] for q in qids}
+    rows = [r for r in ABLATIONS if (ablations or r.name == "MFTR")]
+    if not has_std:
+        rows = [r for r in rows if r.docs not in ("std", "flat-std") or r.name == "MFTR"]
+    if not has_rw:
+        rows = [r for r in rows if r.query != "rewrite"]
+    if not ablations and not has_rw:
+        rows = [r for r in ABLATIONS if r.name == "Weighting Only"]
+
+    signal_cache: dict[tuple[str, str], dict[str, _QuerySignals]] = {}
+
+    def signals_for(docs: str, form: str) -> dict[str, _QuerySignals]:
+        key = (docs, form)
+        if key not in signal_cache:
+            sqs = {q: structured(form, q) for q in qids}
+            signal_cache[key] = _collect(searchers[docs], sqs, retriever, cand_depth, wanted, progress, f"{docs}/{form}")
+        return signal_cache[key]
+
+    results: list[AblationRow] = []
+    weights_report: dict[str, Any] = {}
+    latencies: list[float] = []
+    first_stage: dict[str, Any] = {}
+    paper = PAPER_NDCG10.get((name, retriever), {})
+    for row in rows:
+        per_fold: list[dict[str, float]] = []
+        if row.scoring == "flat":
+            flat_kind = "bm25" if retriever == "bm25" else "minilm"
+            if retriever == "hybrid":
+                continue  # Full-Doc has no hybrid form
+            run: dict[str, dict[str, float]] = {}
+            for qid in qids:
+                sq = structured(row.query, qid)
+                text = _flat_text(sq) if row.query == "rewrite" else queries_text[qid]
+                t0 = time.perf_counter()
+                res = searchers[row.docs].search(text, top_k=depth, method="full-doc", retriever=flat_kind)
+                if row.name == "Full-Doc":
+                    latencies.append((time.perf_counter() - t0) * 1000)
+                run[qid] = {t.doc_id: float(depth - i) for i, t in enumerate(res.tools)}
+            for _, fold in fold_items:
+                test = [q for q in fold["test"] if q in run]
+                per_fold.append(evaluate({q: qrels[q] for q in test}, {q: run[q] for q in test}, MFTR_MEASURES))
+        else:
+            signals = signals_for(row.docs, row.query)
+            fold_weights = []
+            for fold_name, fold in fold_items:
+                test = [q for q in fold["test"] if q in signals]
+                if row.scoring == "mean":
+                    weights = MFTRWeights.mean_of_fields(kinds)
+                else:
+                    train = _training_queries(signals, fold["train"], qrels, negatives, n_negatives)
+                    outcome = train_mftr(
+                        train, kinds, TrainingConfig(**{**training.__dict__, "penalty": row.scoring == "learned"})
+                    )
+                    weights = outcome.weights
+                    fold_weights.append({"fold": fold_name, "pairs": outcome.pairs, "device": outcome.device,
+                                         "seconds": round(outcome.seconds, 2), **weights.to_dict()})
+                run = _run_of(MFTRRanker(weights), signals, test, depth)
+                per_fold.append(evaluate({q: qrels[q] for q in test}, run, MFTR_MEASURES))
+                if row.name == "MFTR" and row.scoring == "learned":
+                    first_stage.setdefault("folds", []).append(
+                        _first_stage_recall(client, base, indices["std"], embedder, weights, signals,
+                                            {q: structured("rewrite", q) for q in test}, qrels, retriever, cand_depth)
+                    )
+            if fold_weights:
+                weights_report[row.name] = {
+                    "per_fold": fold_weights,
+                    "field_shares": {
+                        k: {f: round(statistics.fmean(
+                            MFTRWeights.from_dict(w).field_shares(k)[f] for w in fold_weights), 4) for f in FIELDS}
+                        for k in kinds
+                    },
+                    "paper_vector_mean": {
+                        k: [round(statistics.fmean(w["field_weights"][k][f] for w in fold_weights), 4) for f in FIELDS]
+                        for k in kinds
+                    },
+                }
+        results.append(
+            AblationRow(row.name, _mean(per_fold), per_fold, paper.get(row.name), row.docs, row.query, row.scoring)
+        )
+    if first_stage.get("folds"):
+        folds_fs = first_stage["folds"]
+        first_stage = {
+            "measure": f"recall@{cand_depth} of the first stage (test queries, MFTR's documents and rewrites)",
+            "default_weights": round(statistics.fmean(f["default"] for f in folds_fs), 4),
+            "learned_weights": round(statistics.fmean(f["learned"] for f in folds_fs), 4),
+            "folds": folds_fs,
+        }
+    main = next((r for r in results if r.name == "MFTR"), results[-1] if results else None)
+    from toolsift.evaluation.runner import latency_summary
+
+    return MFTREvalResult(
+        dataset=name,
+        retriever=retriever,
+        n_queries=len(qids),
+        metrics=main.metrics if main else {},
+        ablations=results,
+        weights=weights_report,
+        first_stage=first_stage,
+        indices=indices,
+        embedding_model=embedder.name,
+        latency_ms=latency_summary(latencies),
+        protocol={
+            "folds": str(inputs.folds) if inputs.folds else "seeded 5-fold split (seed 42) of the merged queries",
+            "n_folds": len(fold_items),
+            "metrics": "mean over the test folds; binary relevance",
+            "hard_negatives": negatives_source,
+            "negatives_per_query": n_negatives,
+            "training": {**training.__dict__},
+            "first_stage_candidates": cand_depth,
+            "rewrites": [str(p) for p in inputs.rewrites] or None,
+            "queries_without_rewrite": len(missing_rw) if has_rw else None,
+            "standardized": [str(p) for p in inputs.standardized] or "rule-based standardisation (no LLM)",
+            "raw_query": "the request as every need text, and as one extracted argument",
+            "main_row": main.name if main else None,
+            "seconds": round(time.perf_counter() - started, 1),
+        },
+    )
+
+
+def _mine_negatives(
+    searcher: Searcher,
+    queries: Mapping[str, str],
+    qids: Sequence[str],
+    qrels: Mapping[str, Mapping[str, int]],
+    k: int,
+) -> dict[str, list[str]]:
+    out = {}
+    for qid in qids:
+        res = searcher.search(queries[qid], top_k=k + len(qrels[qid]), method="full-doc", retriever="bm25")
+        out[qid] = [t.doc_id for t in res.tools if t.doc_id not in qrels[qid]][:k]
+    return out
+
+
+def _first_stage_recall(
+    client: OpenSearch,
+    settings: Settings,
+    alias: str,
+    embedder: Embedder,
+    weights: MFTRWeights,
+    signals: Mapping[str, _QuerySignals],
+    queries: Mapping[str, StructuredQuery],
+    qrels: Mapping[str, Mapping[str, int]],
+    retriever: Retriever,
+    depth: int,
+) -> dict[str, float]:
+    """First-stage recall@depth with the default field weights (already collected) and learned ones."""
+    from toolsift.ranker.artifact import WeightsArtifact
+
+    def recall(found: Mapping[str, Sequence[str]]) -> float:
+        vals = []
+        for qid in queries:
+            rel = {d for d, g in qrels[qid].items() if g > 0}
+            if rel:
+                vals.append(len(rel & set(found.get(qid, ()))) / len(rel))
+        return statistics.fmean(vals) if vals else 0.0
+
+    default = {q: list(signals[q].first_stage) for q in queries}
+    learned_searcher = Searcher(client, settings.with_overrides(index=alias), embedder, artifact=WeightsArtifact(weights))
+    learned: dict[str, list[str]] = {}
+    for qid, sq in queries.items():
+        vectors = learned_searcher.encode(sq, retriever)
+        learned[qid] = list(learned_searcher.candidate_signals(sq, vectors, retriever, depth, parameters=False))
+    return {"default": round(recall(default), 4), "learned": round(recall(learned), 4)}
