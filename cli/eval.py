@@ -3,48 +3,95 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from toolsift.cli._context import AppContext, pass_app
-from toolsift.cli._output import table, write_json
+from toolsift.cli._output import markdown_table, table, write_json
+
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 @click.command("eval")
-@click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--method", type=click.Choice(["multi-field", "full-doc"]), default="multi-field", show_default=True)
+@click.argument("dataset_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--method", type=click.Choice(["multi-field", "full-doc", "mftr"]), default="multi-field", show_default=True,
+              help="mftr: MFTR's 5-fold protocol with learned weights and Table 3's ablations.")
 @click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), default="bm25", show_default=True)
 @click.option("--split", default="test", show_default=True, help="Qrels split for BEIR folders.")
 @click.option("--depth", type=click.IntRange(10, 1000), default=100, show_default=True, help="Tools returned per query.")
+@click.option("--folds", "folds", type=_FILE, help="mftr: the 5-fold split (default: a seeded split).")
+@click.option("--rewrites", "rewrites", type=_FILE, multiple=True,
+              help="mftr: rewritten queries by query id (repeatable). Without: raw requests only.")
+@click.option("--standardized", "standardized", type=_FILE, multiple=True,
+              help="mftr: standardised documents by tool id (repeatable). Without: rule-based standardisation.")
+@click.option("--hard-negatives", "hard_negatives", type=_FILE, multiple=True,
+              help="mftr: BM25 hard negatives by query id (default: mined from the index).")
+@click.option("--ablations/--no-ablations", default=True, show_default=True,
+              help="mftr: every row of Table 3 (without: Full-Doc, Weighting Only [no LLM] and MFTR).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON here.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @pass_app
 def eval_command(
     app: AppContext,
-    dataset_dir: Path,
+    dataset_dirs: tuple[Path, ...],
     method: str,
     retriever: str,
     split: str,
     depth: int,
+    folds: Path | None,
+    rewrites: tuple[Path, ...],
+    standardized: tuple[Path, ...],
+    hard_negatives: tuple[Path, ...],
+    ablations: bool,
     json_out: Path | None,
     quiet: bool,
 ) -> None:
-    """Evaluate retrieval on DATASET_DIR (e.g. ../shared/datasets/toolret/apibank).
+    """Evaluate retrieval on DATASET_DIRS (e.g. ../shared/datasets/toolret/apibank).
 
     The benchmark is ingested into its own index (reused while unchanged), every query is run, and
     NDCG@10, Recall@10, Completeness@10, NDCG@5 and Recall@5 are printed (binary relevance).
+
+    With --method mftr (ToolRet folders): MFTR's protocol — 5-fold cross-validation, weights learned
+    on each training split, Table 3's ablation rows beside the paper's NDCG@10, the learned field
+    weights (Table 5), and the first stage's recall with and without the learned weights pushed
+    into it. Several folders make the mixed benchmark (one index, one query set).
     """
     from toolsift.cli._progress import progress_bars
     from toolsift.embedding import load_embedder
-    from toolsift.evaluation.runner import run_eval
 
     settings = app.settings()
     embedder = load_embedder(settings)
+    if method == "mftr":
+        from toolsift.evaluation.mftr import MFTRInputs, run_mftr_eval
+
+        with progress_bars(not quiet) as progress:
+            mftr = run_mftr_eval(
+                app.client(),
+                settings,
+                list(dataset_dirs),
+                retriever=retriever,  # type: ignore[arg-type]
+                embedder=embedder,
+                inputs=MFTRInputs(rewrites=rewrites, standardized=standardized, folds=folds,
+                                  hard_negatives=hard_negatives),
+                ablations=ablations,
+                depth=depth,
+                progress=progress,
+            )
+        click.echo(render_mftr(mftr.to_dict()))
+        if json_out:
+            write_json(json_out, mftr.to_dict())
+            click.echo(f"wrote {json_out}", err=True)
+        return
+    if len(dataset_dirs) != 1:
+        raise click.UsageError("several DATASET_DIRS (the mixed benchmark) need --method mftr")
+    from toolsift.evaluation.runner import run_eval
+
     with progress_bars(not quiet) as progress:
         result = run_eval(
             app.client(),
             settings,
-            dataset_dir,
+            dataset_dirs[0],
             method=method,  # type: ignore[arg-type]
             retriever=retriever,  # type: ignore[arg-type]
             embedder=embedder,
@@ -61,3 +108,30 @@ def eval_command(
     if json_out:
         write_json(json_out, result.to_dict())
         click.echo(f"wrote {json_out}", err=True)
+
+
+def render_mftr(result: dict[str, Any]) -> str:
+    """The MFTR evaluation as markdown: the ablation table, Table 5's weights, the first stage."""
+    measures = ["ndcg@5", "ndcg@10", "recall@5", "recall@10", "completeness@5", "completeness@10"]
+    lines = [f"## {result['dataset']} · {result['retriever']} · {result['n_queries']} queries · "
+             f"{result['protocol']['n_folds']}-fold", ""]
+    rows = []
+    for row in result["ablations"]:
+        paper = row["paper_ndcg@10"]
+        delta = f"{row['metrics']['ndcg@10'] - paper:+.4f}" if paper is not None else ""
+        rows.append([row["row"], *(f"{row['metrics'][m]:.4f}" for m in measures),
+                     f"{paper:.4f}" if paper is not None else "–", delta])
+    lines.append(markdown_table(["row", *measures, "paper ndcg@10", "Δ"], rows))
+    for row_name, report in result.get("weights", {}).items():
+        if row_name != "MFTR":
+            continue
+        lines += ["", "Learned field weights (share of Σ|w|, mean over folds; MFTR Table 5):"]
+        for kind, shares in report["field_shares"].items():
+            vec = report["paper_vector_mean"][kind]
+            lines.append(f"  {kind}: " + ", ".join(f"{f} {100 * v:.1f}%" for f, v in shares.items())
+                         + f"   w = {vec}")
+    fs = result.get("first_stage") or {}
+    if fs:
+        lines += ["", f"First stage {fs['measure']}: default weights {fs['default_weights']:.4f}, "
+                      f"learned weights pushed down {fs['learned_weights']:.4f}"]
+    return "\n".join(lines)

@@ -30,16 +30,16 @@ _COMMANDS: dict[str, str] = {
 }
 
 _SHORT_HELP: dict[str, str] = {
-    "node": "Install, start, stop and inspect the managed local OpenSearch node.",
+    "node": "Install, start, stop and inspect the managed local node.",
     "ingest": "Load a tool catalog, standardise, embed and index it.",
     "search": "Search the tool index for a request.",
     "eval": "Evaluate retrieval quality on a benchmark folder.",
-    "bench": "Measure ingest throughput and search latency on a benchmark folder.",
-    "demo": "Start the node, ingest LiveMCPBench and run a few searches.",
+    "bench": "Measure ingest throughput and search latency.",
+    "demo": "Start the node, ingest LiveMCPBench, run a few searches.",
     "index": "Inspect index versions and aliases.",
     "cache": "Import, inspect and clear the LLM output cache.",
-    "standardize": "Standardise a catalog with the LLM (MFTR fields + Tool-DE profile) into a file.",
-    "train": "Learn MFTR field weights and the missing-parameter penalty (5-fold or all queries).",
+    "standardize": "Standardise a catalog with the LLM into an MFTR file.",
+    "train": "Learn MFTR field weights and the missing-parameter penalty.",
 }
 
 

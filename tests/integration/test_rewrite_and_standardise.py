@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -152,6 +153,12 @@ def prompt_text(body: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def data_sections(user_message: str) -> dict[str, str]:
+    """The delimited data sections of a prompt (``<<<BEGIN name>>> ... <<<END name>>>``)."""
+    found = re.findall(r"<<<BEGIN (\w+)>>>\n(.*?)\n<<<END \1>>>", user_message, re.DOTALL)
+    return {name: text for name, text in found}
+
+
 def task_of(body: dict[str, Any]) -> str:
     text = prompt_text(body)
     for task, marker in _MARKERS:
@@ -265,13 +272,16 @@ def test_the_llm_rewrite_sees_the_bm25_top_descriptions_in_data_sections(
     assert rewrite.source == "llm"
     assert rewrite.query == StructuredQuery.from_dict(REWRITE, text=text)
     assert scripted.tasks() == ["rewrite"]
-    prompt = prompt_text(scripted.requests[0])
-    data_part = prompt.split(REWRITE_INSTRUCTIONS.splitlines()[-1], 1)[-1]  # what follows the instructions
-    assert len(expected) == 5
+    messages = scripted.requests[0]["messages"]
+    assert messages[0]["role"] == "system" and REWRITE_INSTRUCTIONS.strip() in messages[0]["content"]
+    sections = data_sections(messages[1]["content"])
+    assert sections["request"] == text
+    listed = sections["candidate_tools"]
+    assert len(expected) == 5 and len(listed.splitlines()) == 5
     for hit in expected:
-        assert hit["_source"][F.description] in data_part
-    assert text in data_part
-    assert text not in REWRITE_INSTRUCTIONS
+        assert hit["_source"][F.description] in listed
+    assert json.loads(sections["example_tool_document"])["description"] == expected[0]["_source"][F.description]
+    assert text not in messages[0]["content"]  # the request is data, never instructions
     # the answer is cached: the same request again costs no LLM call
     again = rewriter.rewrite(text)
     assert (again.source, again.query) == ("cache", rewrite.query)
@@ -320,7 +330,12 @@ def test_a_profile_the_judge_fails_is_regenerated_exactly_once_and_everything_is
     outcome = standardiser.run(raw)
 
     assert scripted.tasks() == ["standardize", "expand", "judge", "regenerate", "judge"]
-    assert "neither OAuth nor token expiry" in prompt_text(scripted.requests[3])
+    regeneration = data_sections(scripted.requests[3]["messages"][1]["content"])
+    assert "neither OAuth nor token expiry" in regeneration["review"]
+    assert json.loads(regeneration["rejected_profile"]) == UNFAITHFUL
+    assert json.loads(data_sections(scripted.requests[0]["messages"][1]["content"])["documentation"]) == dict(
+        raw.documentation
+    )
     assert outcome.expansion == "regenerated"
     assert outcome.doc is not None
     assert outcome.doc["description"] == STANDARDISED["description"]
@@ -424,3 +439,37 @@ def test_search_says_where_its_structured_query_came_from(
     ])
     assert shown.exit_code == 0, shown.output
     assert "structured query: cached rewrite [cache]" in shown.output
+
+
+@pytest.mark.usefixtures("cli_with_paper_cache")
+def test_the_ingest_command_standardises_with_the_cache_and_says_so_when_it_cannot(
+    client: Any, settings: Any, apibank: dict[str, Any], tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from toolsift.cli.main import cli
+
+    subset = tmp_path / "apibank-3.json"
+    records = json.loads(apibank["catalog"].read_text(encoding="utf-8"))[:3]
+    subset.write_text(json.dumps(records), encoding="utf-8")
+    unknown = tmp_path / "unknown.json"
+    unknown.write_text(json.dumps([{"id": "x", "documentation": {"name": "Unknown", "description": "Not cached."}}]))
+
+    def ingest(path: Path) -> Any:
+        return CliRunner().invoke(cli, [
+            "--opensearch-url", settings.opensearch_url, "ingest", str(path), "--index", settings.index,
+            "--standardize", "llm", "--json",
+        ])
+
+    done = ingest(subset)
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["created"] == 3
+    docs = _indexed(client, settings.index, [F.description])
+    assert {k: d[F.description] for k, d in docs.items()} == {
+        r["id"]: apibank["standardized"][r["id"]]["description"] for r in records
+    }
+
+    refused = ingest(unknown)
+    assert refused.exit_code == 1
+    assert "LLMUnavailableError" in refused.output and "llm_base_url" in refused.output
+    assert set(_indexed(client, settings.index, [F.description])) == set(docs)  # nothing written

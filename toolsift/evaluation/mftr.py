@@ -51,6 +51,7 @@ from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.mappings.index import IndexManager
 from toolsift.query.builder import FieldSignals, kinds_for
 from toolsift.query.structured import StructuredQuery
+from toolsift.ranker.artifact import WeightsArtifact
 from toolsift.ranker.mftr import MFTRRanker, MFTRWeights
 from toolsift.ranker.training import TrainingConfig, TrainingQuery, train_mftr
 from toolsift.search import Searcher
@@ -67,6 +68,7 @@ __all__ = [
     "load_standardized",
     "load_hard_negatives",
     "make_folds",
+    "train_weights",
 ]
 
 MFTR_MEASURES: tuple[str, ...] = (
@@ -201,10 +203,15 @@ class MFTRInputs:
 # --- results ----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class AblationRow:
-    """One row of the table: mean metrics over the test folds, and the paper's NDCG@10 if reported."""
+    """One row of the table and the paper's NDCG@10 where it reports one.
+
+    ``metrics`` score every query with the model of the fold that held it out (the union of the
+    five test folds, as MFTR's code reports "All"); ``fold_mean`` is the mean of the five folds.
+    """
 
     name: str
     metrics: dict[str, float]
+    fold_mean: dict[str, float]
     per_fold: list[dict[str, float]]
     paper_ndcg10: float | None
     docs: str
@@ -215,6 +222,7 @@ class AblationRow:
         return {
             "row": self.name,
             "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
+            "fold_mean": {k: round(v, 4) for k, v in self.fold_mean.items()},
             "paper_ndcg@10": self.paper_ndcg10,
             "documents": self.docs,
             "query": self.query,
@@ -399,6 +407,130 @@ def _mean(dicts: Sequence[Mapping[str, float]]) -> dict[str, float]:
     return {k: statistics.fmean(d[k] for d in dicts) for k in keys}
 
 
+#: The rows of a run without ablations: the flat baseline, no LLM at all, and MFTR.
+CORE_ROWS = frozenset({"Full-Doc", "Weighting Only", "MFTR"})
+
+_NEEDS_LLM_STANDARDISATION = frozenset({"Stand. Only", "Stand. + Rewrite", "Weighting + Stand.", "Weighting + Rewrite"})
+
+
+@dataclass
+class _Prepared:
+    name: str
+    qids: list[str]
+    qrels: dict[str, dict[str, int]]
+    queries_text: dict[str, str]
+    rewrites: dict[str, StructuredQuery]
+    has_std: bool
+    has_rw: bool
+    indices: dict[str, str]
+    base: Settings
+    searchers: dict[str, Searcher]
+    folds: dict[str, dict[str, list[str]]]
+    negatives: dict[str, list[str]]
+    negatives_source: Any
+    wanted: dict[str, list[str]]
+
+    def structured(self, form: str, qid: str) -> StructuredQuery:
+        """The query of ``qid`` as a row asks for it: its rewrite, or the raw request."""
+        if form == "rewrite" and qid in self.rewrites:
+            return self.rewrites[qid]
+        return StructuredQuery.from_text(self.queries_text[qid], as_argument=True)
+
+
+def _prepare(
+    client: OpenSearch,
+    settings: Settings,
+    dataset_dirs: Sequence[Path],
+    *,
+    embedder: Embedder,
+    inputs: MFTRInputs,
+    n_negatives: int,
+) -> _Prepared:
+    """Read the benchmark(s) and inputs, build the document-variant indices, folds and negatives."""
+    benchmarks = [load_benchmark(Path(d)) for d in dataset_dirs]
+    name = "-".join(re.sub(r"[^a-z0-9]+", "-", b.name.lower()) for b in benchmarks)
+    if len(benchmarks) > 1:
+        name = f"mixed-{name}"
+    queries_text: dict[str, str] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    tools: list[dict[str, Any]] = []
+    for b in benchmarks:
+        queries_text.update(b.queries)
+        qrels.update({q: dict(r) for q, r in b.qrels.items()})
+        tools.extend(_raw_tools(b))
+    qids = [q for q in qrels if q in queries_text]
+    standardized = load_standardized(inputs.standardized)
+    rewrites = load_rewrites(inputs.rewrites, queries_text)
+    has_std = bool(standardized)
+    variants = ["raw", *(["std", "flat-std"] if has_std else [])]
+    indices = {v: _ensure_variant_index(client, settings, embedder, name, v, _variant_catalog(tools, standardized, v))
+               for v in variants}
+    indices["flat-raw"] = indices["raw"]  # the Full-Doc field of the raw index is the raw document
+    indices.setdefault("std", indices["raw"])
+    base = settings.model_copy(update={"weights": None})  # the harness trains its own weights
+    searchers = {v: Searcher(client, base.with_overrides(index=a), embedder) for v, a in indices.items()}
+    folds = load_folds(inputs.folds) if inputs.folds else make_folds(qids)
+    if inputs.hard_negatives:
+        negatives = load_hard_negatives(inputs.hard_negatives)
+        source: Any = [str(p) for p in inputs.hard_negatives]
+    else:
+        negatives = _mine_negatives(searchers["raw"], queries_text, qids, qrels, n_negatives)
+        source = "mined: BM25 over the raw document, top wrong tools"
+    wanted = {q: [*qrels[q], *negatives.get(q, [])[: n_negatives + len(qrels[q])]] for q in qids}
+    return _Prepared(name, qids, qrels, queries_text, rewrites, has_std, bool(rewrites), indices, base,
+                     searchers, folds, negatives, source, wanted)
+
+
+def train_weights(
+    client: OpenSearch,
+    settings: Settings,
+    dataset_dirs: Sequence[Path],
+    *,
+    retriever: Retriever,
+    embedder: Embedder,
+    inputs: MFTRInputs = MFTRInputs(),
+    fold: str | None = None,
+    training: TrainingConfig = TrainingConfig(),
+    n_negatives: int = 64,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> WeightsArtifact:
+    """Learn MFTR weights on a benchmark's queries (all of them, or one fold's training split).
+
+    The documents are the standardised ones when given, the query forms the rewrites when given
+    (else the raw request). The artifact's config records what it was learned on.
+    """
+    prep = _prepare(client, settings, dataset_dirs, embedder=embedder, inputs=inputs, n_negatives=n_negatives)
+    if fold is not None and fold not in prep.folds:
+        raise BadQueryError(f"fold {fold!r} is not in the folds ({', '.join(sorted(prep.folds))})")
+    train_ids = prep.folds[fold]["train"] if fold is not None else prep.qids
+    form = "rewrite" if prep.has_rw else "raw"
+    queries = {q: prep.structured(form, q) for q in train_ids if q in prep.qrels}
+    signals = _collect(prep.searchers["std"], queries, retriever, max(100, settings.candidates), prep.wanted,
+                       progress, "training queries")
+    outcome = train_mftr(_training_queries(signals, list(queries), prep.qrels, prep.negatives, n_negatives),
+                         kinds_for(retriever), training)
+    return WeightsArtifact(
+        weights=outcome.weights,
+        config={
+            "dataset": prep.name,
+            "index": prep.indices["std"],
+            "retriever": retriever,
+            "embedding_model": embedder.name,
+            "documents": [str(p) for p in inputs.standardized] or "rule-based standardisation",
+            "queries": "rewrites" if prep.has_rw else "raw request (also matched as one argument)",
+            "rewrites": [str(p) for p in inputs.rewrites],
+            "folds": str(inputs.folds) if inputs.folds else None,
+            "fold": fold,
+            "training_queries": len(queries),
+            "pairs": outcome.pairs,
+            "hard_negatives": prep.negatives_source,
+            "training": {**training.__dict__, "features": list(training.features)},
+            "device": outcome.device,
+            "epoch_losses": [round(x, 5) for x in outcome.epoch_losses],
+        },
+    )
+
+
 # --- the evaluation ---------------------------------------------------------------------------------
 def run_mftr_eval(
     client: OpenSearch,
@@ -430,63 +562,21 @@ def run_mftr_eval(
         training: the optimisation recipe (MFTR's by default).
     """
     started = time.perf_counter()
-    benchmarks = [load_benchmark(Path(d)) for d in dataset_dirs]
-    name = "-".join(re.sub(r"[^a-z0-9]+", "-", b.name.lower()) for b in benchmarks)
-    if len(benchmarks) > 1:
-        name = f"mixed-{name}"
-    queries_text: dict[str, str] = {}
-    qrels: dict[str, dict[str, int]] = {}
-    tools: list[dict[str, Any]] = []
-    for b in benchmarks:
-        queries_text.update(b.queries)
-        qrels.update({q: dict(r) for q, r in b.qrels.items()})
-        tools.extend(_raw_tools(b))
-    qids = [q for q in qrels if q in queries_text]
-
-    standardized = load_standardized(inputs.standardized)
-    rewrites = load_rewrites(inputs.rewrites, queries_text)
-    has_std = bool(standardized)
-    has_rw = bool(rewrites)
+    prep = _prepare(client, settings, dataset_dirs, embedder=embedder, inputs=inputs, n_negatives=n_negatives)
+    name, qids, qrels, queries_text = prep.name, prep.qids, prep.qrels, prep.queries_text
+    rewrites, indices, searchers, negatives = prep.rewrites, prep.indices, prep.searchers, prep.negatives
+    has_std, has_rw, base = prep.has_std, prep.has_rw, prep.base
     missing_rw = [q for q in qids if q not in rewrites]
-
-    # Indices: one per document variant in use.
-    needed_variants = {"raw"} | ({"std", "flat-std"} if has_std else set())
-    indices: dict[str, str] = {}
-    for variant in sorted(needed_variants):
-        records = _variant_catalog(tools, standardized, variant)
-        indices[variant] = _ensure_variant_index(client, settings, embedder, name, variant, records)
-    indices["flat-raw"] = indices["raw"]  # the Full-Doc field of the raw index is the raw document
-    if not has_std:
-        indices["std"] = indices["raw"]
-
+    negatives_source = prep.negatives_source
+    fold_items = sorted(prep.folds.items())
+    structured, wanted = prep.structured, prep.wanted
     kinds = kinds_for(retriever)
     cand_depth = max(depth, settings.candidates)
-    base = settings.model_copy(update={"weights": None})  # the harness trains its own weights
-    searchers = {v: Searcher(client, base.with_overrides(index=a), embedder) for v, a in indices.items()}
-
-    # Folds and hard negatives.
-    folds = load_folds(inputs.folds) if inputs.folds else make_folds(qids)
-    if inputs.hard_negatives:
-        negatives = load_hard_negatives(inputs.hard_negatives)
-        negatives_source = [str(p) for p in inputs.hard_negatives]
-    else:
-        negatives = _mine_negatives(searchers["raw"], queries_text, qids, qrels, n_negatives)
-        negatives_source = "mined: BM25 over the raw document, top wrong tools"
-    fold_items = sorted(folds.items())
-
-    def structured(form: str, qid: str) -> StructuredQuery:
-        if form == "rewrite" and qid in rewrites:
-            return rewrites[qid]
-        return StructuredQuery.from_text(queries_text[qid], as_argument=True)
-
-    wanted = {q: [*qrels[q], *negatives.get(q, [])[: n_negatives + len(qrels[q])]] for q in qids}
-    rows = [r for r in ABLATIONS if (ablations or r.name == "MFTR")]
-    if not has_std:
-        rows = [r for r in rows if r.docs not in ("std", "flat-std") or r.name == "MFTR"]
+    rows = [r for r in ABLATIONS if ablations or r.name in CORE_ROWS]
+    if not has_std:  # the "Stand." rows would repeat their rule-based twins
+        rows = [r for r in rows if r.name not in _NEEDS_LLM_STANDARDISATION]
     if not has_rw:
         rows = [r for r in rows if r.query != "rewrite"]
-    if not ablations and not has_rw:
-        rows = [r for r in ABLATIONS if r.name == "Weighting Only"]
 
     signal_cache: dict[tuple[str, str], dict[str, _QuerySignals]] = {}
 
@@ -520,9 +610,11 @@ def run_mftr_eval(
             for _, fold in fold_items:
                 test = [q for q in fold["test"] if q in run]
                 per_fold.append(evaluate({q: qrels[q] for q in test}, {q: run[q] for q in test}, MFTR_MEASURES))
+            merged_run = run
         else:
             signals = signals_for(row.docs, row.query)
             fold_weights = []
+            merged_run = {}
             for fold_name, fold in fold_items:
                 test = [q for q in fold["test"] if q in signals]
                 if row.scoring == "mean":
@@ -536,6 +628,7 @@ def run_mftr_eval(
                     fold_weights.append({"fold": fold_name, "pairs": outcome.pairs, "device": outcome.device,
                                          "seconds": round(outcome.seconds, 2), **weights.to_dict()})
                 run = _run_of(MFTRRanker(weights), signals, test, depth)
+                merged_run.update(run)
                 per_fold.append(evaluate({q: qrels[q] for q in test}, run, MFTR_MEASURES))
                 if row.name == "MFTR" and row.scoring == "learned":
                     first_stage.setdefault("folds", []).append(
@@ -555,8 +648,9 @@ def run_mftr_eval(
                         for k in kinds
                     },
                 }
+        merged = evaluate({q: qrels[q] for q in merged_run}, merged_run, MFTR_MEASURES)
         results.append(
-            AblationRow(row.name, _mean(per_fold), per_fold, paper.get(row.name), row.docs, row.query, row.scoring)
+            AblationRow(row.name, merged, _mean(per_fold), per_fold, paper.get(row.name), row.docs, row.query, row.scoring)
         )
     if first_stage.get("folds"):
         folds_fs = first_stage["folds"]
@@ -566,7 +660,7 @@ def run_mftr_eval(
             "learned_weights": round(statistics.fmean(f["learned"] for f in folds_fs), 4),
             "folds": folds_fs,
         }
-    main = next((r for r in results if r.name == "MFTR"), results[-1] if results else None)
+    main = next((r for r in results if r.name == "MFTR"), next((r for r in results if r.name == "Weighting Only"), None))
     from toolsift.evaluation.runner import latency_summary
 
     return MFTREvalResult(
@@ -583,7 +677,8 @@ def run_mftr_eval(
         protocol={
             "folds": str(inputs.folds) if inputs.folds else "seeded 5-fold split (seed 42) of the merged queries",
             "n_folds": len(fold_items),
-            "metrics": "mean over the test folds; binary relevance",
+            "metrics": "every query scored by the model trained without its fold (union of the test folds); "
+            "fold_mean: mean over folds; binary relevance",
             "hard_negatives": negatives_source,
             "negatives_per_query": n_negatives,
             "training": {**training.__dict__},
@@ -625,8 +720,6 @@ def _first_stage_recall(
     depth: int,
 ) -> dict[str, float]:
     """First-stage recall@depth with the default field weights (already collected) and learned ones."""
-    from toolsift.ranker.artifact import WeightsArtifact
-
     def recall(found: Mapping[str, Sequence[str]]) -> float:
         vals = []
         for qid in queries:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from toolsift.cli.main import cli
 
-COMMANDS = ["bench", "demo", "eval", "index", "ingest", "node", "search"]
+COMMANDS = ["bench", "cache", "demo", "eval", "index", "ingest", "node", "search", "standardize", "train"]
 SUBCOMMANDS = [
     ["node", "install"],
     ["node", "start"],
@@ -21,6 +21,9 @@ SUBCOMMANDS = [
     ["node", "logs"],
     ["index", "status"],
     ["index", "drop"],
+    ["cache", "import"],
+    ["cache", "stats"],
+    ["cache", "clear"],
 ]
 UNREACHABLE = "http://127.0.0.1:9"
 

@@ -496,14 +496,16 @@ def test_parse_field_scores_missing_named_scores_are_zero() -> None:
     assert out["t2"].fields["bm25"]["parameters"] == 0.0
 
 
-def test_parse_field_scores_without_arguments_gives_no_parameter_matches() -> None:
+def test_parse_field_scores_without_arguments_leaves_every_parameter_uncovered() -> None:
     sq = _sq()
     response = {"hits": {"hits": [_hit("t1", WEATHER_SOURCE, matched={"description|bm25|0": 1.0})]}}
 
     s = parse_field_scores(response, sq, "bm25", {})["t1"]
 
     assert set(s.fields) == {"bm25"}
-    assert s.parameters == {"bm25": ()}
+    # MFTR: s_pj is the best score over no arguments, 0 — nothing in the request covers the parameter.
+    assert [m.score for m in s.parameters["bm25"]] == [0.0, 0.0, 0.0]
+    assert s.arguments == 0
     assert s.fields["bm25"]["parameters"] == 0.0
     assert s.parameter_names == (("city", True), ("date", False), ("units", True))
 

@@ -34,6 +34,7 @@ def _signals(
         first_stage_rank=rank,
         fields=fields,
         parameters=parameters or {},
+        arguments=1 if parameters and any(parameters.values()) else 0,
     )
 
 

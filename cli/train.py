@@ -1,0 +1,94 @@
+"""``toolsift train``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from toolsift.cli._context import AppContext, pass_app
+from toolsift.cli._output import emit_json, table
+
+_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@click.command()
+@click.argument("dataset_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), default="minilm", show_default=True)
+@click.option("--rewrites", type=_FILE, multiple=True, help="Rewritten queries by query id (repeatable).")
+@click.option("--standardized", type=_FILE, multiple=True, help="Standardised documents by tool id (repeatable).")
+@click.option("--hard-negatives", "hard_negatives", type=_FILE, multiple=True,
+              help="BM25 hard negatives by query id (default: mined from the index).")
+@click.option("--folds", type=_FILE, help="Folds file; with --fold, train on that fold's training split.")
+@click.option("--fold", help="Train on this fold's training split (default: every query).")
+@click.option("--epochs", type=click.IntRange(1, 1000), default=5, show_default=True)
+@click.option("--lr", "learning_rate", type=float, default=0.1, show_default=True)
+@click.option("--batch-size", type=click.IntRange(1, 1 << 20), default=256, show_default=True)
+@click.option("--negatives", type=click.IntRange(1, 1000), default=64, show_default=True,
+              help="Hard negatives per training query.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
+@click.option("--name", help="Artifact name (default: <dataset>-<retriever>).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Artifact root (default: <data_dir>/weights).")
+@click.option("--json", "as_json", is_flag=True, help="Print the artifact as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@pass_app
+def train(
+    app: AppContext,
+    dataset_dirs: tuple[Path, ...],
+    retriever: str,
+    rewrites: tuple[Path, ...],
+    standardized: tuple[Path, ...],
+    hard_negatives: tuple[Path, ...],
+    folds: Path | None,
+    fold: str | None,
+    epochs: int,
+    learning_rate: float,
+    batch_size: int,
+    negatives: int,
+    device: str,
+    name: str | None,
+    out_dir: Path | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Learn MFTR field weights and the missing-parameter penalty on ToolRet DATASET_DIRS.
+
+    Pairwise logistic loss, Adam (MFTR's recipe by default), torch on CUDA when present. Writes a
+    versioned artifact (<out>/<name>/vNNN/weights.json) that `toolsift search --weights` loads; its
+    field weights are also pushed into the first-stage query of every search that uses it.
+    """
+    from toolsift.cli._progress import progress_bars
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.mftr import MFTRInputs, train_weights
+    from toolsift.ranker.training import TrainingConfig
+
+    settings = app.settings()
+    embedder = load_embedder(settings)
+    with progress_bars(not quiet) as progress:
+        artifact = train_weights(
+            app.client(),
+            settings,
+            list(dataset_dirs),
+            retriever=retriever,  # type: ignore[arg-type]
+            embedder=embedder,
+            inputs=MFTRInputs(rewrites=rewrites, standardized=standardized, folds=folds, hard_negatives=hard_negatives),
+            fold=fold,
+            training=TrainingConfig(epochs=epochs, learning_rate=learning_rate, batch_size=batch_size, device=device),
+            n_negatives=negatives,
+            progress=progress,
+        )
+    root = out_dir or settings.data_dir / "weights"
+    saved = artifact.save(root, name or f"{artifact.config['dataset']}-{retriever}")
+    if as_json:
+        emit_json({**saved.to_dict(), "path": str(saved.path)})
+        return
+    w = saved.weights
+    click.echo(f"wrote {saved.path}")
+    click.echo(table(
+        ["kind", *w.features, "tau", "w_req", "w_opt"],
+        [[k, *(round(w.field_weights[k][f], 4) for f in w.features), round(w.tau[k], 4), round(w.w_req[k], 4),
+          round(w.w_opt[k], 4)] for k in w.kinds],
+    ))
+    click.echo(f"bias {w.bias:.4f} · {saved.config['pairs']} pairs · {saved.config['device']} · "
+               f"losses {saved.config['epoch_losses']}")

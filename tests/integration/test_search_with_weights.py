@@ -1,0 +1,81 @@
+"""`toolsift train` weights drive `toolsift search`: MFTR scores, penalties, and the pushed-down first stage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolsift.errors import BadQueryError
+from toolsift.evaluation.mftr import MFTRInputs, train_weights
+from toolsift.query.structured import StructuredQuery
+from toolsift.ranker.training import TrainingConfig
+from toolsift.search import Searcher
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def artifact(client: Any, base_settings: Any, embedder: Any, datasets: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    folder = datasets / "mftr" / "apibank"
+    trained = train_weights(
+        client, base_settings, [datasets / "toolret" / "apibank"], retriever="bm25", embedder=embedder,
+        inputs=MFTRInputs(
+            rewrites=(folder / "rewritten_queries.gpt-4o-mini.json",),
+            standardized=(folder / "standardized_tools.gpt-4o-mini.json",),
+            hard_negatives=(folder / "hard_negatives.bm25.json",),
+        ),
+        training=TrainingConfig(device="cpu"),
+    )
+    return trained.save(tmp_path_factory.mktemp("weights"), "apibank-bm25")
+
+
+def _rewrite(datasets: Path, qid: str) -> StructuredQuery:
+    rewrites = json.loads((datasets / "mftr" / "apibank" / "rewritten_queries.gpt-4o-mini.json").read_text())
+    return StructuredQuery.from_dict(rewrites[qid])
+
+
+def test_the_artifact_records_what_it_was_learned_on(artifact: Any) -> None:
+    assert artifact.path.name == "weights.json" and artifact.path.parent.name == "v001"
+    assert artifact.config["retriever"] == "bm25"
+    assert artifact.config["index"] == "toolsift-eval-apibank-std"
+    assert artifact.config["training_queries"] == 101
+    assert artifact.config["pairs"] > 101 * 64
+
+
+def test_search_with_learned_weights_ranks_by_the_mftr_score(
+    client: Any, base_settings: Any, embedder: Any, datasets: Path, artifact: Any
+) -> None:
+    settings = base_settings.with_overrides(index=artifact.config["index"], weights=artifact.path.parent.parent)
+    searcher = Searcher(client, settings, embedder)
+
+    result = searcher.search(_rewrite(datasets, "apibank_query_44"), top_k=5, retriever="bm25")
+
+    assert result.ranker == "mftr"
+    assert [t.score for t in result.tools] == sorted((t.score for t in result.tools), reverse=True)
+    top = result.tools[0]
+    assert top.score == pytest.approx(sum(top.contributions.values()), abs=1e-4)
+    assert "penalty" in top.contributions and top.contributions["penalty"] <= 0
+    assert searcher.first_stage_weights == artifact.weights.first_stage_weights()
+
+
+def test_weights_refuse_a_retriever_they_were_not_trained_for(
+    client: Any, base_settings: Any, embedder: Any, datasets: Path, artifact: Any
+) -> None:
+    settings = base_settings.with_overrides(index=artifact.config["index"], weights=artifact.path)
+    searcher = Searcher(client, settings, embedder)
+
+    with pytest.raises(BadQueryError, match="trained for the 'bm25' retriever"):
+        searcher.search("book a meeting room", retriever="minilm")
+
+
+def test_a_plain_request_is_matched_against_parameters_when_weights_are_loaded(
+    client: Any, base_settings: Any, embedder: Any, artifact: Any
+) -> None:
+    settings = base_settings.with_overrides(index=artifact.config["index"], weights=artifact.path)
+    result = Searcher(client, settings, embedder).search("check my appointment with Dr. Smith", retriever="bm25")
+
+    assert result.query.extracted_arguments == {"check my appointment with Dr. Smith": ""}
+    assert any(t.raw_scores["bm25"]["parameters"] > 0 for t in result.tools)
