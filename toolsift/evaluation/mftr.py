@@ -595,7 +595,7 @@ def run_mftr_eval(
     for row in rows:
         per_fold: list[dict[str, float]] = []
         if row.scoring == "flat":
-            flat_kind = "bm25" if retriever == "bm25" else "minilm"
+            flat_kind: Retriever = "bm25" if retriever == "bm25" else "minilm"
             if retriever == "hybrid":
                 continue  # Full-Doc has no hybrid form
             run: dict[str, dict[str, float]] = {}
