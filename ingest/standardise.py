@@ -756,11 +756,7 @@ class LLMStandardiser:
         except LLMOutputError as exc:
             self._failures[key] = str(exc)
             raise
-        try:
-            return parse(answer), "llm"
-        except ValueError as exc:  # an answer cached by prompt before this task's checks changed
-            self._failures[key] = f"{task}: the cached answer for this prompt is no longer valid: {exc}"
-            raise LLMOutputError(self._failures[key]) from exc
+        return parse(answer), "llm"
 
     def _expand(self, subject: str, documentation: str) -> Profile | None:
         got = self._step(

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolsift.errors import BadQueryError, LLMOutputError
+from toolsift.errors import BadQueryError
 from toolsift.mappings import F
 from toolsift.query.builder import cap_terms
 from toolsift.query.structured import StructuredQuery
@@ -223,10 +223,7 @@ class QueryRewriter:
             subject=request,
             check=check,
         )
-        try:
-            return Rewrite(parse_rewrite(answer, request), "llm")
-        except ValueError as exc:  # an answer cached by prompt before the checks changed
-            raise LLMOutputError(f"rewrite: the cached answer for this prompt is no longer valid: {exc}") from exc
+        return Rewrite(parse_rewrite(answer, request), "llm")
 
     def context(self, text: str) -> RewriteContext:
         """The BM25 top ``rewrite_context`` tools by standardised description, and the top one's fields."""

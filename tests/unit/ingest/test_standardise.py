@@ -571,18 +571,3 @@ def test_records_normalisation_rejects_are_reported_and_left_out(cache: dict[Any
 def test_profile_round_trips_through_its_dict() -> None:
     profile = Profile("f", ("a", "b", "c"), "w", "")
     assert parse_profile(profile.to_dict()) == profile
-
-
-def test_an_answer_cached_by_prompt_that_fails_todays_checks_drops_only_what_it_answered(
-    cache: dict[Any, Any],
-) -> None:
-    class PromptCached(FakeLLM):
-        def complete_json(self, **kwargs: Any) -> dict[str, Any]:  # the client's prompt-cache hit: no check
-            self.calls.append(Call(kwargs["task"], "", kwargs["data"], kwargs["schema"], kwargs["subject"]))
-            return {**PROFILE, "tags": ["one"]} if kwargs["task"] == "expand" else copy.deepcopy(PAPER_AUGMENTED)
-
-    outcome = standardiser(PromptCached({})).run(raw_tool())
-
-    assert outcome.expansion == "dropped"
-    assert "no longer valid" in outcome.notes[0]
-    assert outcome.doc == parse_standardised(PAPER_AUGMENTED)

@@ -267,12 +267,3 @@ def test_context_sections_say_none_when_nothing_matched() -> None:
     sections = RewriteContext((), None).data_sections(REQUEST)
 
     assert sections == {"request": REQUEST, "candidate_tools": "(none)", "example_tool_document": "(none)"}
-
-
-def test_an_answer_cached_by_prompt_that_fails_todays_checks_is_an_output_error(cache: dict[Any, Any]) -> None:
-    class PromptCached(FakeLLM):
-        def complete_json(self, **kwargs: Any) -> dict[str, Any]:  # the client's prompt-cache hit: no check
-            return {**PAPER_REWRITE, "tool_needs": PAPER_REWRITE["tool_needs"] * 6}
-
-    with pytest.raises(LLMOutputError, match="no longer valid"):
-        rewriter(PromptCached([])).rewrite(REQUEST)
