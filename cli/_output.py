@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-__all__ = ["table", "emit_json", "write_json"]
+__all__ = ["table", "markdown_table", "rejected_table", "emit_json", "write_json"]
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -19,6 +19,13 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def rejected_table(errors: Sequence[Any]) -> str:
+    """The rejected catalog records (:class:`~toolsift.errors.CatalogRecordError`) as a table."""
+    return table(["position", "id", "field", "reason"], [
+        [e.position, e.record_id or "", e.field or "", e.reason] for e in errors
+    ])
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

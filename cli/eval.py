@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from toolsift.cli._context import AppContext, pass_app
+from toolsift.cli._mftr_inputs import mftr_input_options
 from toolsift.cli._output import markdown_table, table, write_json
 
-_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+if TYPE_CHECKING:
+    from toolsift.evaluation.mftr import MFTRInputs
+
 
 
 @click.command("eval")
@@ -20,13 +23,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), default="bm25", show_default=True)
 @click.option("--split", default="test", show_default=True, help="Qrels split for BEIR folders.")
 @click.option("--depth", type=click.IntRange(10, 1000), default=100, show_default=True, help="Tools returned per query.")
-@click.option("--folds", "folds", type=_FILE, help="mftr: the 5-fold split (default: a seeded split).")
-@click.option("--rewrites", "rewrites", type=_FILE, multiple=True,
-              help="mftr: rewritten queries by query id (repeatable). Without: raw requests only.")
-@click.option("--standardized", "standardized", type=_FILE, multiple=True,
-              help="mftr: standardised documents by tool id (repeatable). Without: rule-based standardisation.")
-@click.option("--hard-negatives", "hard_negatives", type=_FILE, multiple=True,
-              help="mftr: BM25 hard negatives by query id (default: mined from the index).")
+@mftr_input_options
 @click.option("--ablations/--no-ablations", default=True, show_default=True,
               help="mftr: every row of Table 3 (without: Full-Doc, Weighting Only [no LLM] and MFTR).")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON here.")
@@ -39,10 +36,7 @@ def eval_command(
     retriever: str,
     split: str,
     depth: int,
-    folds: Path | None,
-    rewrites: tuple[Path, ...],
-    standardized: tuple[Path, ...],
-    hard_negatives: tuple[Path, ...],
+    inputs: MFTRInputs,
     ablations: bool,
     json_out: Path | None,
     quiet: bool,
@@ -52,7 +46,8 @@ def eval_command(
     The benchmark is ingested into its own index (reused while unchanged), every query is run, and
     NDCG@10, Recall@10, Completeness@10, NDCG@5 and Recall@5 are printed (binary relevance).
 
-    With --method mftr (ToolRet folders): MFTR's protocol — 5-fold cross-validation, weights learned
+    With --method mftr (ToolRet folders; --rewrites, --standardized, --hard-negatives and --folds
+    apply to it): MFTR's protocol — 5-fold cross-validation, weights learned
     on each training split, Table 3's ablation rows beside the paper's NDCG@10, the learned field
     weights (Table 5), and the first stage's recall with and without the learned weights pushed
     into it. Several folders make the mixed benchmark (one index, one query set).
@@ -63,7 +58,7 @@ def eval_command(
     settings = app.settings()
     embedder = load_embedder(settings)
     if method == "mftr":
-        from toolsift.evaluation.mftr import MFTRInputs, run_mftr_eval
+        from toolsift.evaluation.mftr import run_mftr_eval
 
         with progress_bars(not quiet) as progress:
             mftr = run_mftr_eval(
@@ -72,8 +67,7 @@ def eval_command(
                 list(dataset_dirs),
                 retriever=retriever,  # type: ignore[arg-type]
                 embedder=embedder,
-                inputs=MFTRInputs(rewrites=rewrites, standardized=standardized, folds=folds,
-                                  hard_negatives=hard_negatives),
+                inputs=inputs,
                 ablations=ablations,
                 depth=depth,
                 progress=progress,

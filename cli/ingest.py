@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from toolsift.cli._context import AppContext, pass_app
-from toolsift.cli._output import emit_json, table
+from toolsift.cli._output import emit_json, rejected_table
 from toolsift.cli._progress import progress_bars
 
 
@@ -51,10 +51,9 @@ def ingest(
     standardiser = None
     if standardize == "llm":
         from toolsift.ingest.standardise import LLMStandardiser
-        from toolsift.llm import LLM, LLMCache
+        from toolsift.llm import llm_and_cache
 
-        llm = LLM.from_settings(settings)
-        cache = llm.cache if llm is not None else LLMCache(settings.llm_cache_path)
+        llm, cache = llm_and_cache(settings)
         standardiser = LLMStandardiser(llm, cache, settings.llm_model).require
     client = app.client()
     embedder = load_embedder(settings)
@@ -73,9 +72,7 @@ def ingest(
             f"in {report.seconds:.1f}s"
         )
         if report.rejected:
-            click.echo(table(["position", "id", "field", "reason"], [
-                [e.position, e.record_id or "", e.field or "", e.reason] for e in report.rejected
-            ]), err=True)
+            click.echo(rejected_table(report.rejected), err=True)
         for failure in report.failed:
             click.echo(f"failed: {failure}", err=True)
     if not report.ok:

@@ -65,11 +65,10 @@ def search(
     embedder = None if settings.retriever == "bm25" and method == "full-doc" else load_embedder(settings)
     searcher = Searcher(client, settings, embedder)
     if not source:
-        from toolsift.llm import LLM, LLMCache
+        from toolsift.llm import llm_and_cache
         from toolsift.query.rewrite import QueryRewriter
 
-        llm = LLM.from_settings(settings)
-        cache = llm.cache if llm is not None else LLMCache(settings.llm_cache_path)
+        llm, cache = llm_and_cache(settings)
         rewritten = QueryRewriter(client, settings, llm, cache).rewrite(query or "")
         source = rewritten.source
         if source != "fallback":  # the fallback is left to the searcher, which structures it for its ranker

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from toolsift.cli._context import AppContext, pass_app
-from toolsift.cli._output import emit_json, table
+from toolsift.cli._output import emit_json, rejected_table
 from toolsift.cli._progress import progress_bars
 
 
@@ -39,12 +39,11 @@ def standardize(
     """
     from toolsift.ingest.loaders import detect_format
     from toolsift.ingest.standardise import LLMStandardiser, write_standardised
-    from toolsift.llm import LLM, LLMCache
+    from toolsift.llm import llm_and_cache
 
     settings = app.settings()
     fmt = fmt or detect_format(catalog)
-    llm = LLM.from_settings(settings)
-    cache = llm.cache if llm is not None else LLMCache(settings.llm_cache_path)
+    llm, cache = llm_and_cache(settings)
     standardiser = LLMStandardiser(llm, cache, settings.llm_model)
     with progress_bars(not (quiet or as_json)) as progress:
         report = write_standardised(
@@ -62,8 +61,6 @@ def standardize(
             f"agents skipped {report.agents_skipped}, rejected {len(report.rejected)}"
         )
         if report.rejected:
-            click.echo(table(["position", "id", "field", "reason"], [
-                [e.position, e.record_id or "", e.field or "", e.reason] for e in report.rejected
-            ]), err=True)
+            click.echo(rejected_table(report.rejected), err=True)
     if not report.ok:
         raise SystemExit(1)

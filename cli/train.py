@@ -4,23 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import click
 
 from toolsift.cli._context import AppContext, pass_app
+from toolsift.cli._mftr_inputs import mftr_input_options
 from toolsift.cli._output import emit_json, table
 
-_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+if TYPE_CHECKING:
+    from toolsift.evaluation.mftr import MFTRInputs
+
 
 
 @click.command()
 @click.argument("dataset_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), default="minilm", show_default=True)
-@click.option("--rewrites", type=_FILE, multiple=True, help="Rewritten queries by query id (repeatable).")
-@click.option("--standardized", type=_FILE, multiple=True, help="Standardised documents by tool id (repeatable).")
-@click.option("--hard-negatives", "hard_negatives", type=_FILE, multiple=True,
-              help="BM25 hard negatives by query id (default: mined from the index).")
-@click.option("--folds", type=_FILE, help="Folds file; with --fold, train on that fold's training split.")
-@click.option("--fold", help="Train on this fold's training split (default: every query).")
+@mftr_input_options
+@click.option("--fold", help="Train on this fold's training split of --folds (default: every query).")
 @click.option("--epochs", type=click.IntRange(1, 1000), default=5, show_default=True)
 @click.option("--lr", "learning_rate", type=float, default=0.1, show_default=True)
 @click.option("--batch-size", type=click.IntRange(1, 1 << 20), default=256, show_default=True)
@@ -37,10 +38,7 @@ def train(
     app: AppContext,
     dataset_dirs: tuple[Path, ...],
     retriever: str,
-    rewrites: tuple[Path, ...],
-    standardized: tuple[Path, ...],
-    hard_negatives: tuple[Path, ...],
-    folds: Path | None,
+    inputs: MFTRInputs,
     fold: str | None,
     epochs: int,
     learning_rate: float,
@@ -60,7 +58,7 @@ def train(
     """
     from toolsift.cli._progress import progress_bars
     from toolsift.embedding import load_embedder
-    from toolsift.evaluation.mftr import MFTRInputs, train_weights
+    from toolsift.evaluation.mftr import train_weights
     from toolsift.ranker.training import TrainingConfig
 
     settings = app.settings()
@@ -72,7 +70,7 @@ def train(
             list(dataset_dirs),
             retriever=retriever,  # type: ignore[arg-type]
             embedder=embedder,
-            inputs=MFTRInputs(rewrites=rewrites, standardized=standardized, folds=folds, hard_negatives=hard_negatives),
+            inputs=inputs,
             fold=fold,
             training=TrainingConfig(epochs=epochs, learning_rate=learning_rate, batch_size=batch_size, device=device),
             n_negatives=negatives,

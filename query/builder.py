@@ -19,7 +19,7 @@ argument) index. Lucene reports cosine similarity as ``(1 + cos) / 2``; it is ma
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -145,6 +145,22 @@ class FieldSignals:
     parameters: Mapping[str, tuple[ParameterMatch, ...]] = field(default_factory=dict)
     parameter_names: tuple[tuple[str, bool], ...] = ()
     arguments: int = 0
+
+    def missing_required(
+        self, kinds: Iterable[str], is_missing: Callable[[str, int, ParameterMatch], bool]
+    ) -> tuple[str, ...]:
+        """Required parameters that ``is_missing(kind, position, match)`` flags for every kind, sorted.
+
+        Nothing is reported when a kind has no parameter matches (the list was not fetched).
+        """
+        missing: set[str] | None = None
+        for kind in kinds:
+            matches = self.parameters.get(kind, ())
+            if not matches:
+                return ()
+            names = {m.name for j, m in enumerate(matches) if m.required and is_missing(kind, j, m)}
+            missing = names if missing is None else missing & names
+        return tuple(sorted(missing or ()))
 
 
 #: Lucene refuses a query with more than 1024 term clauses in its whole tree (OpenSearch's default

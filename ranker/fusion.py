@@ -81,11 +81,6 @@ def _missing_required(cand: FieldSignals) -> tuple[str, ...]:
     """Required parameters no extracted argument covers (by every score kind in use)."""
     if not cand.arguments:  # a plain request names no arguments: nothing to report as missing
         return ()
-    missing: set[str] | None = None
-    for kind, matches in cand.parameters.items():
-        if not matches:
-            return ()
-        limit = MISSING_PARAMETER_THRESHOLD.get(kind, 0.0)
-        names = {m.name for m in matches if m.required and m.score <= limit}
-        missing = names if missing is None else missing & names
-    return tuple(sorted(missing or ()))
+    return cand.missing_required(
+        list(cand.parameters), lambda kind, _, m: m.score <= MISSING_PARAMETER_THRESHOLD.get(kind, 0.0)
+    )

@@ -209,6 +209,10 @@ class MFTRModel(torch.nn.Module):
         self.w_req = torch.nn.Parameter(torch.tensor([weights.w_req.get(k, 1.0) for k in kinds]))
         self.w_opt = torch.nn.Parameter(torch.tensor([weights.w_opt.get(k, 1.0) for k in kinds]))
 
+    def missing_gates(self, batch: FeatureBatch) -> torch.Tensor:
+        """σ(α(τ − s_pj)) per candidate, kind and parameter: [N, K, P]; above 0.5 means missing."""
+        return torch.sigmoid(self.alpha * (self.tau[None, :, None] - batch.params))
+
     def parameter_penalties(self, batch: FeatureBatch) -> torch.Tensor:
         """L(p_j) per candidate, kind and parameter: [N, K, P].
 
@@ -218,7 +222,7 @@ class MFTRModel(torch.nn.Module):
         """
         if not self.penalty:
             return torch.zeros_like(batch.params)
-        gate = torch.sigmoid(self.alpha * (self.tau[None, :, None] - batch.params))
+        gate = self.missing_gates(batch)
         cost = self.w_req[None, :, None] * batch.required[:, None, :] + self.w_opt[None, :, None] * (
             1.0 - batch.required[:, None, :]
         )
@@ -288,7 +292,7 @@ class MFTRRanker:
             scores = self.model(batch).tolist()
             terms = (batch.fields * self.model.w[None]).sum(dim=1).tolist()  # [N, 4]
             penalties = self.model.parameter_penalties(batch)
-            gates = torch.sigmoid(self.model.alpha * (self.model.tau[None, :, None] - batch.params))
+            gates = self.model.missing_gates(batch).tolist()
         shown_kind = kinds.index("dense") if "dense" in kinds else 0
         ranked = []
         for i, cand in enumerate(candidates):
@@ -305,21 +309,11 @@ class MFTRRanker:
                     field_scores={f: float(batch.fields[i, shown_kind, j]) for j, f in enumerate(self.weights.features)},
                     contributions=contributions,
                     raw_scores={k: dict(v) for k, v in cand.fields.items()},
-                    missing_required=_missing_required(cand, kinds, gates[i]),
+                    missing_required=cand.missing_required(
+                        kinds, lambda kind, j, _: gates[i][kinds.index(kind)][j] > 0.5  # s_pj below τ
+                    ),
                     first_stage_rank=cand.first_stage_rank,
                 )
             )
         ranked.sort(key=lambda r: (-r.score, r.first_stage_rank or 1 << 30, r.doc_id))
         return ranked[:top_k]
-
-
-def _missing_required(cand: FieldSignals, kinds: Sequence[str], gates: torch.Tensor) -> tuple[str, ...]:
-    """Required parameters below τ for every kind in use (gate > 0.5)."""
-    missing: set[str] | None = None
-    for j, kind in enumerate(kinds):
-        matches = cand.parameters.get(kind, ())
-        if not matches:
-            return ()
-        names = {m.name for m, g in zip(matches, gates[j].tolist()) if m.required and g > 0.5}
-        missing = names if missing is None else missing & names
-    return tuple(sorted(missing or ()))

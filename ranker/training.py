@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from toolsift.config import FIELDS
+from toolsift.embedding import resolve_device
 from toolsift.query.builder import FieldSignals
 from toolsift.ranker.mftr import ALPHA, FeatureBatch, MFTRModel, MFTRWeights, features
 
@@ -62,27 +63,29 @@ class TrainingOutcome:
 
 
 def pick_device(preference: str = "auto") -> torch.device:
-    """``auto``: CUDA when a device is visible, else CPU; ``cpu`` / ``cuda`` force one."""
-    if preference == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(preference)
+    """``auto``: CUDA when a device is visible, else CPU; ``cpu`` / ``cuda`` force one (checked)."""
+    return torch.device(resolve_device(preference, setting="device"))
 
 
 def _pairs(
     queries: Sequence[TrainingQuery], kinds: Sequence[str], names: Sequence[str]
 ) -> tuple[FeatureBatch, FeatureBatch]:
-    positives: list[FieldSignals] = []
-    negatives: list[FieldSignals] = []
+    """Every (positive, negative) pair of each query; each candidate's features are built once."""
+    candidates: list[FieldSignals] = []
+    pos_index: list[int] = []
+    neg_index: list[int] = []
     for q in queries:
-        for pos in q.positives:
-            for neg in q.negatives:
-                positives.append(pos)
-                negatives.append(neg)
-    width = max(
-        (len(c.parameters.get(k, ())) for c in [*positives, *negatives] for k in kinds),
-        default=0,
-    )
-    return features(positives, kinds, width, names), features(negatives, kinds, width, names)
+        if not (q.positives and q.negatives):
+            continue
+        start = len(candidates)
+        candidates.extend((*q.positives, *q.negatives))
+        first_negative = start + len(q.positives)
+        for p in range(start, first_negative):
+            for n in range(first_negative, len(candidates)):
+                pos_index.append(p)
+                neg_index.append(n)
+    batch = features(candidates, kinds, names=names)
+    return batch.select(torch.tensor(pos_index, dtype=torch.long)), batch.select(torch.tensor(neg_index, dtype=torch.long))
 
 
 def train_mftr(

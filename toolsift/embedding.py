@@ -32,16 +32,19 @@ __all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "resolve_device"]
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 
 
-def resolve_device(device: str) -> str:
-    """'auto' → 'cuda' when torch sees a GPU, else 'cpu'; explicit values are checked."""
+def resolve_device(device: str, *, setting: str = "embedding_device") -> str:
+    """'auto' → 'cuda' when torch sees a GPU, else 'cpu'; explicit values are checked.
+
+    ``setting`` names the option in error messages.
+    """
     import torch
 
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"embedding_device={device!r} but torch sees no CUDA device")
+        raise ConfigError(f"{setting}={device!r} but torch sees no CUDA device")
     if device != "cpu" and not device.startswith("cuda"):
-        raise ConfigError(f"embedding_device={device!r}: use 'auto', 'cpu' or 'cuda[:N]'")
+        raise ConfigError(f"{setting}={device!r}: use 'auto', 'cpu' or 'cuda[:N]'")
     return device
 
 

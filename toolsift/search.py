@@ -340,9 +340,7 @@ class Searcher:
             parameters = isinstance(self.ranker, MFTRRanker) or bool(sq.extracted_arguments)
         exact = self.client.search(
             index=self.settings.index,
-            body=QueryBuilder(field_weights=self.settings.field_weights).field_scores_body(
-                sq, vectors, retriever, list(ids), parameters=parameters
-            ),
+            body=self._builder(len(ids), None).field_scores_body(sq, vectors, retriever, list(ids), parameters=parameters),
             params={"include_named_queries_score": "true"},
         )
         signals = parse_field_scores(exact, sq, retriever, first_stage or {})

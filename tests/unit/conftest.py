@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,3 +23,17 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
+
+
+@pytest.fixture()
+def cache(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str, str], Any]:
+    """``(task, model, subject) -> answer``, served by a patched ``toolsift.llm.cached_output``."""
+    import toolsift.llm
+
+    entries: dict[tuple[str, str, str], Any] = {}
+
+    def cached_output(_cache: object, task: str, model: str, subject: str) -> Any:
+        return copy.deepcopy(entries.get((task, model, subject)))
+
+    monkeypatch.setattr(toolsift.llm, "cached_output", cached_output)
+    return entries

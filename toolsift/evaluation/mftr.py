@@ -47,8 +47,7 @@ from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError, CatalogError
 from toolsift.evaluation.datasets import Benchmark, load_benchmark, load_folds
 from toolsift.evaluation.metrics import evaluate
-from toolsift.ingest.pipeline import ingest_catalog
-from toolsift.mappings.index import IndexManager
+from toolsift.evaluation.runner import ensure_eval_index, latency_summary, ranked_run
 from toolsift.query.builder import FieldSignals, kinds_for
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.artifact import WeightsArtifact
@@ -319,17 +318,7 @@ def _ensure_variant_index(
         tmp.write_bytes(payload)
         tmp.replace(path)
     alias = f"toolsift-eval-{name}-{variant}"
-    stale = IndexManager(client, alias).is_stale(embedder.name, embedder.dimension)
-    report = ingest_catalog(
-        client,
-        settings.with_overrides(index=alias),
-        embedder,
-        path,
-        fmt="mftr",
-        skip_if_unchanged=True,
-        rebuild=stale,
-        prune=True,
-    )
+    report = ensure_eval_index(client, settings, embedder, alias, path, "mftr", prune=True)
     if not report.ok:
         raise CatalogError(f"{name}/{variant}: {len(report.rejected)} record(s) rejected while building {alias}")
     return alias
@@ -398,7 +387,7 @@ def _run_of(ranker: MFTRRanker, signals: Mapping[str, _QuerySignals], qids: Sequ
     for qid in qids:
         cands = list(signals[qid].first_stage.values())
         ranked = ranker.rank(cands, depth)
-        run[qid] = {t.doc_id: float(depth - i) for i, t in enumerate(ranked)}
+        run[qid] = ranked_run((t.doc_id for t in ranked), depth)
     return run
 
 
@@ -595,9 +584,9 @@ def run_mftr_eval(
     for row in rows:
         per_fold: list[dict[str, float]] = []
         if row.scoring == "flat":
-            flat_kind: Retriever = "bm25" if retriever == "bm25" else "minilm"
             if retriever == "hybrid":
                 continue  # Full-Doc has no hybrid form
+            flat_kind: Retriever = "bm25" if retriever == "bm25" else "minilm"
             run: dict[str, dict[str, float]] = {}
             for qid in qids:
                 sq = structured(row.query, qid)
@@ -606,7 +595,7 @@ def run_mftr_eval(
                 res = searchers[row.docs].search(text, top_k=depth, method="full-doc", retriever=flat_kind)
                 if row.name == "Full-Doc":
                     latencies.append((time.perf_counter() - t0) * 1000)
-                run[qid] = {t.doc_id: float(depth - i) for i, t in enumerate(res.tools)}
+                run[qid] = ranked_run((t.doc_id for t in res.tools), depth)
             for _, fold in fold_items:
                 test = [q for q in fold["test"] if q in run]
                 per_fold.append(evaluate({q: qrels[q] for q in test}, {q: run[q] for q in test}, MFTR_MEASURES))
@@ -630,7 +619,7 @@ def run_mftr_eval(
                 run = _run_of(MFTRRanker(weights), signals, test, depth)
                 merged_run.update(run)
                 per_fold.append(evaluate({q: qrels[q] for q in test}, run, MFTR_MEASURES))
-                if row.name == "MFTR" and row.scoring == "learned":
+                if row.name == "MFTR":
                     first_stage.setdefault("folds", []).append(
                         _first_stage_recall(client, base, indices["std"], embedder, weights, signals,
                                             {q: structured("rewrite", q) for q in test}, qrels, retriever, cand_depth)
@@ -661,8 +650,6 @@ def run_mftr_eval(
             "folds": folds_fs,
         }
     main = next((r for r in results if r.name == "MFTR"), next((r for r in results if r.name == "Weighting Only"), None))
-    from toolsift.evaluation.runner import latency_summary
-
     return MFTREvalResult(
         dataset=name,
         retriever=retriever,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,16 +22,48 @@ from toolsift.embedding import Embedder
 from toolsift.evaluation.datasets import Benchmark, load_benchmark
 from toolsift.evaluation.metrics import DEFAULT_MEASURES, evaluate
 from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
-from toolsift.ingest.pipeline import ingest_catalog
+from toolsift.ingest.pipeline import IngestReport, ingest_catalog
 from toolsift.mappings.index import IndexManager
 from toolsift.search import Method, Searcher
 
-__all__ = ["EvalResult", "run_eval", "eval_index_name", "latency_summary"]
+__all__ = ["EvalResult", "run_eval", "eval_index_name", "latency_summary", "ensure_eval_index", "ranked_run"]
 
 
 def eval_index_name(benchmark: Benchmark) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", benchmark.name.lower()).strip("-")
     return f"toolsift-eval-{slug}"
+
+
+def ensure_eval_index(
+    client: OpenSearch,
+    settings: Settings,
+    embedder: Embedder,
+    alias: str,
+    catalog: Path,
+    fmt: str,
+    *,
+    prune: bool = False,
+) -> IngestReport:
+    """Ingest a benchmark catalog into its own ``alias``, reused while catalog, schema and model match.
+
+    An index of an older schema or another model is rebuilt beside the old one, then swapped in.
+    """
+    stale = IndexManager(client, alias).is_stale(embedder.name, embedder.dimension)
+    return ingest_catalog(
+        client,
+        settings.with_overrides(index=alias),
+        embedder,
+        catalog,
+        fmt=fmt,
+        skip_if_unchanged=True,
+        rebuild=stale,
+        prune=prune,
+    )
+
+
+def ranked_run(doc_ids: Iterable[str], depth: int) -> dict[str, float]:
+    """One query's run in toolsift's own order: the i-th document scores ``depth - i``."""
+    return {doc_id: float(depth - i) for i, doc_id in enumerate(doc_ids)}
 
 
 def latency_summary(samples_ms: Sequence[float]) -> dict[str, float]:
@@ -113,16 +145,7 @@ def run_eval(
     benchmark = load_benchmark(Path(dataset_dir), split=split, tool_id_for=mcp_tool_id)
     alias = eval_index_name(benchmark)
     bench_settings = settings.with_overrides(index=alias)
-    stale = IndexManager(client, alias).is_stale(embedder.name, embedder.dimension)
-    report = ingest_catalog(
-        client,
-        bench_settings,
-        embedder,
-        benchmark.catalog_path,
-        fmt=benchmark.catalog_format,
-        skip_if_unchanged=True,
-        rebuild=stale,  # an index of an older schema or another model is rebuilt beside, then swapped
-    )
+    report = ensure_eval_index(client, settings, embedder, alias, benchmark.catalog_path, benchmark.catalog_format)
     searcher = Searcher(client, bench_settings, embedder)
     run: dict[str, dict[str, float]] = {}
     latencies: list[float] = []
@@ -131,7 +154,7 @@ def run_eval(
         t0 = time.perf_counter()
         result = searcher.search(benchmark.queries[qid], top_k=depth, method=method, retriever=retriever)
         latencies.append((time.perf_counter() - t0) * 1000)
-        run[qid] = {t.doc_id: float(depth - i) for i, t in enumerate(result.tools)}
+        run[qid] = ranked_run((t.doc_id for t in result.tools), depth)
         if progress:
             progress(done, len(qids))
     qrels = {q: benchmark.qrels[q] for q in qids}

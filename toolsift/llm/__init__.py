@@ -7,6 +7,6 @@ cached by content (:class:`LLMCache`), so reruns are free and survive restarts.
 """
 
 from toolsift.llm.cache import LLMCache, cached_output
-from toolsift.llm.client import LLM
+from toolsift.llm.client import LLM, llm_and_cache
 
-__all__ = ["LLM", "LLMCache", "cached_output"]
+__all__ = ["LLM", "LLMCache", "cached_output", "llm_and_cache"]

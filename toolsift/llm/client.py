@@ -15,7 +15,7 @@ from toolsift.errors import LLMOutputError, LLMUnavailableError
 from toolsift.llm.cache import LLMCache
 from toolsift.llm.prompt import extract_json, render_data, system_message
 
-__all__ = ["LLM"]
+__all__ = ["LLM", "llm_and_cache"]
 
 _BACKOFF_S = 0.5
 
@@ -145,3 +145,9 @@ class LLM:
         if attempt >= self.max_retries:
             raise LLMUnavailableError(message) from exc
         time.sleep(_BACKOFF_S * (2**attempt))
+
+
+def llm_and_cache(settings: Settings) -> tuple[LLM | None, LLMCache]:
+    """The configured LLM (None without ``llm_base_url``) and the cache it writes to and reads from."""
+    llm = LLM.from_settings(settings)
+    return llm, llm.cache if llm is not None else LLMCache(settings.llm_cache_path)

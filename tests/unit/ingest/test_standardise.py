@@ -120,20 +120,6 @@ class FakeLLM:
         return [c.task for c in self.calls]
 
 
-@pytest.fixture()
-def cache(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str, str], Any]:
-    """``(task, model, subject) -> answer``, served by a patched ``toolsift.llm.cached_output``."""
-    import toolsift.llm
-
-    entries: dict[tuple[str, str, str], Any] = {}
-
-    def cached_output(_cache: object, task: str, model: str, subject: str) -> Any:
-        return copy.deepcopy(entries.get((task, model, subject)))
-
-    monkeypatch.setattr(toolsift.llm, "cached_output", cached_output)
-    return entries
-
-
 def standardiser(llm: FakeLLM | None) -> LLMStandardiser:
     return LLMStandardiser(llm, object(), MODEL)  # type: ignore[arg-type]
 

@@ -87,19 +87,6 @@ class FakeLLM:
         return copy.deepcopy(answer)
 
 
-@pytest.fixture()
-def cache(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str, str], Any]:
-    import toolsift.llm
-
-    entries: dict[tuple[str, str, str], Any] = {}
-
-    def cached_output(_cache: object, task: str, model: str, subject: str) -> Any:
-        return copy.deepcopy(entries.get((task, model, subject)))
-
-    monkeypatch.setattr(toolsift.llm, "cached_output", cached_output)
-    return entries
-
-
 def rewriter(
     llm: FakeLLM | None, client: FakeClient | None = None, **settings: Any
 ) -> QueryRewriter:
