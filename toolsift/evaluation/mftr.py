@@ -627,9 +627,10 @@ def run_mftr_eval(
             if fold_weights:
                 weights_report[row.name] = {
                     "per_fold": fold_weights,
+                    # Unrounded: rounded shares would no longer add up to 1.
                     "field_shares": {
-                        k: {f: round(statistics.fmean(
-                            MFTRWeights.from_dict(w).field_shares(k)[f] for w in fold_weights), 4) for f in FIELDS}
+                        k: {f: statistics.fmean(MFTRWeights.from_dict(w).field_shares(k)[f] for w in fold_weights)
+                            for f in FIELDS}
                         for k in kinds
                     },
                     "paper_vector_mean": {
