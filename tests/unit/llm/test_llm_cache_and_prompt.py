@@ -12,8 +12,6 @@ from toolsift.llm import LLMCache, cached_output
 from toolsift.llm.prompt import extract_json, render_data
 from toolsift.llm.published import import_published, standardize_subject
 
-DATASETS = Path(__file__).resolve().parents[3] / ".." / "shared" / "datasets"
-
 
 def test_prompt_keys_change_with_model_messages_and_schema() -> None:
     msgs = [{"role": "user", "content": "hi"}]
@@ -55,25 +53,25 @@ def test_an_answer_without_json_is_a_value_error() -> None:
         extract_json("I cannot help with that.")
 
 
-def test_the_published_apibank_outputs_import_under_their_subjects(tmp_path: Path) -> None:
+def test_the_published_apibank_outputs_import_under_their_subjects(tmp_path: Path, datasets: Path) -> None:
     cache = LLMCache(tmp_path)
-    report = import_published(cache, DATASETS / "mftr" / "apibank")
+    report = import_published(cache, datasets / "mftr" / "apibank")
 
     assert (report.rewrites, report.standardized) == (101, 101)
-    queries = json.loads((DATASETS / "toolret" / "apibank" / "queries.json").read_text())
-    rewrites = json.loads((DATASETS / "mftr" / "apibank" / "rewritten_queries.gpt-4o-mini.json").read_text())
+    queries = json.loads((datasets / "toolret" / "apibank" / "queries.json").read_text())
+    rewrites = json.loads((datasets / "mftr" / "apibank" / "rewritten_queries.gpt-4o-mini.json").read_text())
     first = queries[0]
     assert cached_output(cache, "rewrite", "gpt-4o-mini", first["query"]) == rewrites[first["id"]]
-    tools = json.loads((DATASETS / "mftr" / "apibank" / "standardized_tools.gpt-4o-mini.json").read_text())
+    tools = json.loads((datasets / "mftr" / "apibank" / "standardized_tools.gpt-4o-mini.json").read_text())
     subject = standardize_subject(tools[0]["origin_documentation"])
     assert cached_output(cache, "standardize", "gpt-4o-mini", subject) == tools[0]["augmented"]
-    assert import_published(cache, DATASETS / "mftr" / "apibank").already_present == 202
+    assert import_published(cache, datasets / "mftr" / "apibank").already_present == 202
 
 
-def test_a_bad_record_names_itself_and_nothing_is_imported(tmp_path: Path) -> None:
+def test_a_bad_record_names_itself_and_nothing_is_imported(tmp_path: Path, datasets: Path) -> None:
     folder = tmp_path / "mftr" / "apibank"
     folder.mkdir(parents=True)
-    good = json.loads((DATASETS / "mftr" / "apibank" / "standardized_tools.gpt-4o-mini.json").read_text())[:3]
+    good = json.loads((datasets / "mftr" / "apibank" / "standardized_tools.gpt-4o-mini.json").read_text())[:3]
     good[2] = {"id": "broken", "augmented": "not an object"}
     (folder / "standardized_tools.gpt-4o-mini.json").write_text(json.dumps(good))
     cache = LLMCache(tmp_path / "cache")
