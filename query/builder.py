@@ -403,7 +403,9 @@ class QueryBuilder:
         else:
             if vector is None:
                 raise BadQueryError("dense full-doc search needs the query vector")
-            query = {"knn": {vector_field(F.full_doc): {"vector": list(vector), "k": size, **(
+            # Lucene's HNSW search explores k candidates: k = top_k alone (5) misses true neighbours,
+            # so it searches as wide as the first stage does and returns the top ``size``.
+            query = {"knn": {vector_field(F.full_doc): {"vector": list(vector), "k": max(size, self.candidates), **(
                 {"filter": {"bool": {"filter": self._entity_filter()}}} if self.entity else {}
             )}}}
         return {"size": size, **fetch_spec(), "query": query}

@@ -531,21 +531,22 @@ def test_full_doc_body_bm25_matches_the_flat_document() -> None:
     }
 
 
-def test_full_doc_body_dense_is_knn_on_the_flat_vector() -> None:
-    body = QueryBuilder(field_weights=WEIGHTS).full_doc_body("w", [0.1, 0.2], "dense", 4)
+def test_full_doc_body_dense_is_knn_on_the_flat_vector_searched_as_wide_as_the_first_stage() -> None:
+    body = QueryBuilder(field_weights=WEIGHTS, candidates=100).full_doc_body("w", [0.1, 0.2], "dense", 4)
 
+    # HNSW explores k candidates: a k of 4 would miss true neighbours; the top 4 of 100 are returned.
     assert body == {
         "size": 4,
         "stored_fields": "_none_",
         "docvalue_fields": HIT_FIELDS,
-        "query": _knn("full_doc_vector", [0.1, 0.2], 4, filtered=True),
+        "query": _knn("full_doc_vector", [0.1, 0.2], 100, filtered=True),
     }
 
 
 def test_full_doc_body_dense_without_entity_has_no_filter() -> None:
-    body = QueryBuilder(field_weights=WEIGHTS, entity=None).full_doc_body("w", [0.1], "dense", 4)
+    body = QueryBuilder(field_weights=WEIGHTS, entity=None, candidates=100).full_doc_body("w", [0.1], "dense", 4)
 
-    assert body["query"] == {"knn": {"full_doc_vector": {"vector": [0.1], "k": 4}}}
+    assert body["query"] == {"knn": {"full_doc_vector": {"vector": [0.1], "k": 100}}}
     assert QueryBuilder(field_weights=WEIGHTS, entity=None).full_doc_body("w", None, "bm25", 4)["query"]["bool"]["filter"] == []
 
 
