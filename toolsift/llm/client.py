@@ -130,7 +130,7 @@ class LLM:
             self._retry_or_raise(attempt, f"{task}: cannot reach the LLM at llm_base_url={self.base_url} ({exc})", exc)
             return None
         except openai.APIStatusError as exc:
-            if exc.status_code >= 500:
+            if exc.status_code >= 500 or exc.status_code in (408, 429):  # server trouble, timeout, rate limit
                 self._retry_or_raise(attempt, f"{task}: the LLM at {self.base_url} failed with HTTP "
                                               f"{exc.status_code}", exc)
                 return None
