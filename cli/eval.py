@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 @mftr_input_options
 @click.option("--ablations/--no-ablations", default=True, show_default=True,
               help="mftr: every row of Table 3 (without: Full-Doc, Weighting Only [no LLM] and MFTR).")
+@click.option("--extensions/--no-extensions", default=False, show_default=True,
+              help="mftr: also the rows beyond the paper (first-stage rank as a learned feature; "
+                   "ToolRet's task instruction as one more tool need), marked with +.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON here.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @pass_app
@@ -38,6 +41,7 @@ def eval_command(
     depth: int,
     inputs: MFTRInputs,
     ablations: bool,
+    extensions: bool,
     json_out: Path | None,
     quiet: bool,
 ) -> None:
@@ -50,7 +54,8 @@ def eval_command(
     apply to it): MFTR's protocol — 5-fold cross-validation, weights learned
     on each training split, Table 3's ablation rows beside the paper's NDCG@10, the learned field
     weights (Table 5), and the first stage's recall with and without the learned weights pushed
-    into it. Several folders make the mixed benchmark (one index, one query set).
+    into it. Several folders make the mixed benchmark (one index, one query set). --extensions adds
+    the rows beyond the paper.
     """
     from toolsift.cli._progress import progress_bars
     from toolsift.embedding import load_embedder
@@ -69,6 +74,7 @@ def eval_command(
                 embedder=embedder,
                 inputs=inputs,
                 ablations=ablations,
+                extensions=extensions,
                 depth=depth,
                 progress=progress,
             )
@@ -113,7 +119,7 @@ def render_mftr(result: dict[str, Any]) -> str:
     for row in result["ablations"]:
         paper = row["paper_ndcg@10"]
         delta = f"{row['metrics']['ndcg@10'] - paper:+.4f}" if paper is not None else ""
-        rows.append([row["row"], *(f"{row['metrics'][m]:.4f}" for m in measures),
+        rows.append([f"+ {row['row']}" if row.get("beyond_paper") else row["row"], *(f"{row['metrics'][m]:.4f}" for m in measures),
                      f"{paper:.4f}" if paper is not None else "–", delta])
     lines.append(markdown_table(["row", *measures, "paper ndcg@10", "Δ"], rows))
     for row_name, report in result.get("weights", {}).items():

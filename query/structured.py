@@ -9,7 +9,7 @@ extracted arguments against the tool's parameters.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -109,6 +109,18 @@ class StructuredQuery:
             for name, desc in args_raw.items()
         }
         return cls(tool_needs=tuple(needs), extracted_arguments=arguments, text=text)
+
+    def with_instruction(self, instruction: str) -> StructuredQuery:
+        """This query plus a task instruction (as ToolRet ships with each query) as one more need.
+
+        The instruction describes the tools wanted, so it is matched against the tools' descriptions
+        and examples; it says nothing about a tool's response, so that field is left empty.
+        """
+        text = _text(instruction, "instruction")
+        if not text:
+            return self
+        need = ToolNeed(user_intent=text, tool_description=text, expected_response="")
+        return replace(self, tool_needs=(*self.tool_needs, need))
 
     def to_dict(self) -> dict[str, Any]:
         return {

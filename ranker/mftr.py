@@ -19,6 +19,7 @@ gets no penalty either: nothing says which parameters it covers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -141,6 +142,17 @@ class MFTRWeights:
         )
 
 
+#: A feature beyond MFTR's fields: the candidate's first-stage rank as a DCG-style discount,
+#: 1 / log2(1 + rank) (0 when the first stage did not return it), so a learned weight fuses the
+#: first stage's ordering into the score. Only the first kind carries it (one rank per candidate).
+FIRST_STAGE_RANK = "first_stage_rank"
+
+
+def rank_discount(rank: int) -> float:
+    """1 / log2(1 + rank) for a 1-based rank; 0 for rank 0 (not from the first stage)."""
+    return 1.0 / math.log2(1 + rank) if rank > 0 else 0.0
+
+
 #: Parameter slots padded to the batch's widest tool get this score: far above any τ, no penalty.
 _PADDING_SCORE = 100.0
 
@@ -169,8 +181,8 @@ def features(
 ) -> FeatureBatch:
     """The model's input for ``candidates``; ``width`` pads the parameter axis (default: the widest).
 
-    ``names`` are the per-field scores read from each candidate's signals (MFTR's four fields, and
-    ``full_doc`` when the model also weighs the whole document).
+    ``names`` are the per-field scores read from each candidate's signals (MFTR's four fields), plus
+    optionally :data:`FIRST_STAGE_RANK`.
     """
     n, k = len(candidates), len(kinds)
     counts = [max((len(c.parameters.get(kind, ())) for kind in kinds), default=0) for c in candidates]
@@ -183,7 +195,10 @@ def features(
         for j, kind in enumerate(kinds):
             scores = cand.fields.get(kind, {})
             for f, name in enumerate(names):
-                fields_t[i, j, f] = float(scores.get(name, 0.0))
+                if name == FIRST_STAGE_RANK:
+                    fields_t[i, j, f] = rank_discount(cand.first_stage_rank) if j == 0 else 0.0
+                else:
+                    fields_t[i, j, f] = float(scores.get(name, 0.0))
             for m, match in enumerate(cand.parameters.get(kind, ())[:p]):
                 params_t[i, j, m] = float(match.score)
                 required[i, m] = 1.0 if match.required else 0.0

@@ -47,7 +47,7 @@ class TrainingConfig:
     init_tau: float = 0.3
     init_w_req: float = 0.2
     init_w_opt: float = 0.1
-    #: The per-field scores the model weighs: MFTR's four fields, optionally ``full_doc`` too.
+    #: The features the model weighs: MFTR's four fields, optionally ``first_stage_rank`` too.
     features: tuple[str, ...] = FIELDS
 
 

@@ -51,7 +51,7 @@ from toolsift.evaluation.runner import ensure_eval_index, latency_summary, ranke
 from toolsift.query.builder import FieldSignals, kinds_for
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.artifact import WeightsArtifact
-from toolsift.ranker.mftr import MFTRRanker, MFTRWeights
+from toolsift.ranker.mftr import FIRST_STAGE_RANK, MFTRRanker, MFTRWeights
 from toolsift.ranker.training import TrainingConfig, TrainingQuery, train_mftr
 from toolsift.search import Searcher
 
@@ -59,6 +59,7 @@ __all__ = [
     "MFTR_MEASURES",
     "PAPER_NDCG10",
     "ABLATIONS",
+    "EXTENSIONS",
     "MFTRInputs",
     "AblationRow",
     "MFTREvalResult",
@@ -103,8 +104,9 @@ PAPER_NDCG10: dict[tuple[str, str], dict[str, float]] = {
 class _Row:
     name: str
     docs: str  # "raw" (rule-based fields) | "std" (standardised fields) | "flat-raw" | "flat-std"
-    query: str  # "raw" | "rewrite"
+    query: str  # "raw" | "rewrite", optionally "+instruction"
     scoring: str  # "flat" | "learned" | "no-penalty" | "mean"
+    features: tuple[str, ...] = FIELDS
 
 
 ABLATIONS: tuple[_Row, ...] = (
@@ -118,6 +120,18 @@ ABLATIONS: tuple[_Row, ...] = (
     _Row("w/o Adaptive Weighting", "std", "rewrite", "mean"),
     _Row("w/o Missing Penalty", "std", "rewrite", "no-penalty"),
     _Row("MFTR", "std", "rewrite", "learned"),
+)
+
+_WITH_RANK = (*FIELDS, FIRST_STAGE_RANK)
+
+#: Beyond the paper (``--extensions``): the first stage's rank as a learned feature (a learned
+#: fusion of the first stage with the field scores), and the task instruction ToolRet ships with
+#: each query as one more tool need (its text matched against description and examples).
+EXTENSIONS: tuple[_Row, ...] = (
+    _Row("MFTR + first-stage rank", "std", "rewrite", "learned", _WITH_RANK),
+    _Row("MFTR + instruction", "std", "rewrite+instruction", "learned"),
+    _Row("MFTR + instruction + rank", "std", "rewrite+instruction", "learned", _WITH_RANK),
+    _Row("Weighting Only + instruction + rank", "raw", "raw+instruction", "learned", _WITH_RANK),
 )
 
 
@@ -216,10 +230,12 @@ class AblationRow:
     docs: str
     query: str
     scoring: str
+    beyond_paper: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "row": self.name,
+            "beyond_paper": self.beyond_paper,
             "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
             "fold_mean": {k: round(v, 4) for k, v in self.fold_mean.items()},
             "paper_ndcg@10": self.paper_ndcg10,
@@ -408,6 +424,7 @@ class _Prepared:
     qids: list[str]
     qrels: dict[str, dict[str, int]]
     queries_text: dict[str, str]
+    instructions: dict[str, str]
     rewrites: dict[str, StructuredQuery]
     has_std: bool
     has_rw: bool
@@ -420,10 +437,15 @@ class _Prepared:
     wanted: dict[str, list[str]]
 
     def structured(self, form: str, qid: str) -> StructuredQuery:
-        """The query of ``qid`` as a row asks for it: its rewrite, or the raw request."""
-        if form == "rewrite" and qid in self.rewrites:
-            return self.rewrites[qid]
-        return StructuredQuery.from_text(self.queries_text[qid], as_argument=True)
+        """The query of ``qid`` as a row asks for it: its rewrite, or the raw request; a form ending
+        in ``+instruction`` adds ToolRet's task instruction as one more need (description and
+        examples are matched against it; it says nothing of the tool's response)."""
+        base, _, extra = form.partition("+")
+        if base == "rewrite" and qid in self.rewrites:
+            sq = self.rewrites[qid]
+        else:
+            sq = StructuredQuery.from_text(self.queries_text[qid], as_argument=True)
+        return sq.with_instruction(self.instructions.get(qid, "")) if extra == "instruction" else sq
 
 
 def _prepare(
@@ -441,10 +463,12 @@ def _prepare(
     if len(benchmarks) > 1:
         name = f"mixed-{name}"
     queries_text: dict[str, str] = {}
+    instructions: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
     tools: list[dict[str, Any]] = []
     for b in benchmarks:
         queries_text.update(b.queries)
+        instructions.update(b.extra.get("instructions", {}))
         qrels.update({q: dict(r) for q, r in b.qrels.items()})
         tools.extend(_raw_tools(b))
     qids = [q for q in qrels if q in queries_text]
@@ -466,7 +490,7 @@ def _prepare(
         negatives = _mine_negatives(searchers["raw"], queries_text, qids, qrels, n_negatives)
         source = "mined: BM25 over the raw document, top wrong tools"
     wanted = {q: [*qrels[q], *negatives.get(q, [])[: n_negatives + len(qrels[q])]] for q in qids}
-    return _Prepared(name, qids, qrels, queries_text, rewrites, has_std, bool(rewrites), indices, base,
+    return _Prepared(name, qids, qrels, queries_text, instructions, rewrites, has_std, bool(rewrites), indices, base,
                      searchers, folds, negatives, source, wanted)
 
 
@@ -530,6 +554,7 @@ def run_mftr_eval(
     embedder: Embedder,
     inputs: MFTRInputs = MFTRInputs(),
     ablations: bool = True,
+    extensions: bool = False,
     depth: int = 100,
     training: TrainingConfig = TrainingConfig(),
     n_negatives: int = 64,
@@ -547,6 +572,7 @@ def run_mftr_eval(
         embedder: the embedding model used for ingest and dense scores.
         inputs: rewrites, standardised documents, folds, hard negatives.
         ablations: run every row of Table 3, not only MFTR.
+        extensions: also run the rows beyond the paper (:data:`EXTENSIONS`).
         depth: run depth per query; the first stage returns ``max(depth, settings.candidates)``.
         training: the optimisation recipe (MFTR's by default).
     """
@@ -562,15 +588,17 @@ def run_mftr_eval(
     kinds = kinds_for(retriever)
     cand_depth = max(depth, settings.candidates)
     rows = [r for r in ABLATIONS if ablations or r.name in CORE_ROWS]
+    if extensions:
+        rows += [r for r in EXTENSIONS if "instruction" not in r.query or prep.instructions]
     if not has_std:  # the "Stand." rows would repeat their rule-based twins
         rows = [r for r in rows if r.name not in _NEEDS_LLM_STANDARDISATION]
     if not has_rw:
-        rows = [r for r in rows if r.query != "rewrite"]
+        rows = [r for r in rows if not r.query.startswith("rewrite")]
 
     signal_cache: dict[tuple[str, str], dict[str, _QuerySignals]] = {}
 
     def signals_for(docs: str, form: str) -> dict[str, _QuerySignals]:
-        key = (docs, form)
+        key = (indices[docs], form)  # without LLM standardisation "std" is the raw index
         if key not in signal_cache:
             sqs = {q: structured(form, q) for q in qids}
             signal_cache[key] = _collect(searchers[docs], sqs, retriever, cand_depth, wanted, progress, f"{docs}/{form}")
@@ -610,9 +638,10 @@ def run_mftr_eval(
                     weights = MFTRWeights.mean_of_fields(kinds)
                 else:
                     train = _training_queries(signals, fold["train"], qrels, negatives, n_negatives)
-                    outcome = train_mftr(
-                        train, kinds, TrainingConfig(**{**training.__dict__, "penalty": row.scoring == "learned"})
-                    )
+                    recipe = {**training.__dict__, "penalty": row.scoring == "learned"}
+                    if row.features != FIELDS:
+                        recipe["features"] = row.features
+                    outcome = train_mftr(train, kinds, TrainingConfig(**recipe))
                     weights = outcome.weights
                     fold_weights.append({"fold": fold_name, "pairs": outcome.pairs, "device": outcome.device,
                                          "seconds": round(outcome.seconds, 2), **weights.to_dict()})
@@ -630,17 +659,18 @@ def run_mftr_eval(
                     # Unrounded: rounded shares would no longer add up to 1.
                     "field_shares": {
                         k: {f: statistics.fmean(MFTRWeights.from_dict(w).field_shares(k)[f] for w in fold_weights)
-                            for f in FIELDS}
+                            for f in row.features}
                         for k in kinds
                     },
                     "paper_vector_mean": {
-                        k: [round(statistics.fmean(w["field_weights"][k][f] for w in fold_weights), 4) for f in FIELDS]
+                        k: [round(statistics.fmean(w["field_weights"][k][f] for w in fold_weights), 4) for f in row.features]
                         for k in kinds
                     },
                 }
         merged = evaluate({q: qrels[q] for q in merged_run}, merged_run, MFTR_MEASURES)
         results.append(
-            AblationRow(row.name, merged, _mean(per_fold), per_fold, paper.get(row.name), row.docs, row.query, row.scoring)
+            AblationRow(row.name, merged, _mean(per_fold), per_fold, paper.get(row.name), row.docs, row.query,
+                        row.scoring, beyond_paper=row in EXTENSIONS)
         )
     if first_stage.get("folds"):
         folds_fs = first_stage["folds"]

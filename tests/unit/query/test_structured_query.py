@@ -188,3 +188,25 @@ def test_all_texts_lists_each_distinct_text_once_in_first_seen_order() -> None:
 
     # Per need, in NEED_FIELD_FOR order (description, response, examples), then arguments, then text.
     assert sq.all_texts() == ["reserve", "id", "book", "cancel", "date: the day", "city"]
+
+
+# --- with_instruction -------------------------------------------------------------------------------------
+
+
+def test_an_instruction_becomes_one_more_need_matched_on_description_and_examples_only() -> None:
+    sq = StructuredQuery.from_dict({"tool_needs": [_need()], "extracted_arguments": {"city": "the city"}}, text="q")
+
+    with_it = sq.with_instruction("  Given a weather task, retrieve forecast tools.  ")
+
+    assert with_it.tool_needs[:-1] == sq.tool_needs and with_it.extracted_arguments == sq.extracted_arguments
+    added = with_it.tool_needs[-1]
+    assert added.text_for("description") == added.text_for("examples") == "Given a weather task, retrieve forecast tools."
+    assert added.text_for("response") == ""
+
+
+def test_an_empty_instruction_changes_nothing_and_a_huge_one_is_refused() -> None:
+    sq = StructuredQuery.from_text("weather in Paris")
+
+    assert sq.with_instruction("   ") is sq
+    with pytest.raises(BadQueryError, match="instruction is"):
+        sq.with_instruction("x" * 100_000)

@@ -10,7 +10,7 @@ import torch
 from toolsift.config import FIELDS
 from toolsift.errors import BadQueryError
 from toolsift.query.builder import FieldSignals, ParameterMatch
-from toolsift.ranker.mftr import MFTRModel, MFTRRanker, MFTRWeights, features
+from toolsift.ranker.mftr import FIRST_STAGE_RANK, MFTRModel, MFTRRanker, MFTRWeights, features
 
 
 def _signals(doc_id: str, fields: dict[str, float], params: list[tuple[str, bool, float]] = (), kind: str = "dense",
@@ -123,3 +123,35 @@ def test_mean_of_fields_is_the_unweighted_average_without_penalty() -> None:
 
     assert all(w == 0.125 for k in weights.kinds for w in weights.field_weights[k].values())
     assert weights.penalty is False
+
+
+def test_the_first_stage_rank_feature_is_a_dcg_discount_and_zero_outside_the_first_stage() -> None:
+    names = (*FIELDS, FIRST_STAGE_RANK)
+    cands = [_signals("a", {}, rank=1), _signals("b", {}, rank=3), _signals("c", {}, rank=0)]
+
+    batch = features(cands, ("dense",), names=names)
+
+    assert batch.fields[:, 0, -1].tolist() == pytest.approx([1.0, 0.5, 0.0])
+
+
+def test_only_the_first_kind_carries_the_rank_feature_so_hybrid_weights_do_not_count_it_twice() -> None:
+    cand = FieldSignals(doc_id="a", name="a", entity="tool", agent_id=None, first_stage_score=0.0, first_stage_rank=1,
+                        fields={"bm25": {}, "dense": {}})
+
+    batch = features([cand], ("bm25", "dense"), names=(*FIELDS, FIRST_STAGE_RANK))
+
+    assert batch.fields[0, :, -1].tolist() == [1.0, 0.0]
+
+
+def test_a_learned_rank_weight_lifts_the_first_stage_favourite_and_survives_json() -> None:
+    names = (*FIELDS, FIRST_STAGE_RANK)
+    weights = MFTRWeights.initial(("dense",), features=names, penalty=False)
+    weights = MFTRWeights.from_dict({**weights.to_dict(), "field_weights": {"dense": {
+        "description": 1.0, "parameters": 0.0, "response": 0.0, "examples": 0.0, FIRST_STAGE_RANK: 0.5}}})
+    tied = [_signals("late", {"description": 0.5}, rank=7), _signals("early", {"description": 0.5}, rank=1)]
+
+    ranked = MFTRRanker(weights).rank(tied, 2)
+
+    assert [t.doc_id for t in ranked] == ["early", "late"]
+    assert ranked[0].contributions[FIRST_STAGE_RANK] == pytest.approx(0.5)
+    assert MFTRWeights.from_dict(weights.to_dict()) == weights
