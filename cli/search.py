@@ -26,6 +26,8 @@ from toolsift.cli._output import emit_json, table
               "(llm_base_url) with BM25 context from the index, else the request as one tool need.")
 @click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
               help="Learned MFTR weights (a `toolsift train` output or its weights.json); overrides the setting.")
+@click.option("--instruction", help="The agent's task instruction (e.g. ToolRet's per-query instruction): matched "
+              "against descriptions and examples as one more tool need (multi-field only).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON with per-field scores and timings.")
 @pass_app
 def search(
@@ -39,6 +41,7 @@ def search(
     index_alias: str | None,
     rewrite: bool,
     weights_path: Path | None,
+    instruction: str | None,
     as_json: bool,
 ) -> None:
     """Search the tool index for QUERY and show why each tool ranked where it did."""
@@ -73,6 +76,9 @@ def search(
         source = rewritten.source
         if source != "fallback":  # the fallback is left to the searcher, which structures it for its ranker
             request = rewritten.query
+    if instruction and method == "multi-field":
+        structured = request if isinstance(request, StructuredQuery) else searcher.structure(request)
+        request = structured.with_instruction(instruction)
     result = searcher.search(request, top_k=top_k, method=method, retriever=settings.retriever, level=level)  # type: ignore[arg-type]
     if as_json:
         emit_json({**result.to_dict(), "rewrite_source": source})

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 @click.option("--negatives", type=click.IntRange(1, 1000), default=64, show_default=True,
               help="Hard negatives per training query.")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
+@click.option("--first-stage-rank", is_flag=True,
+              help="Also learn a weight for the candidate's first-stage rank (1/log2(1+rank)), beyond MFTR's fields.")
 @click.option("--name", help="Artifact name (default: <dataset>-<retriever>).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Artifact root (default: <data_dir>/weights).")
@@ -45,6 +47,7 @@ def train(
     batch_size: int,
     negatives: int,
     device: str,
+    first_stage_rank: bool,
     name: str | None,
     out_dir: Path | None,
     as_json: bool,
@@ -59,6 +62,8 @@ def train(
     from toolsift.cli._progress import progress_bars
     from toolsift.embedding import load_embedder
     from toolsift.evaluation.mftr import train_weights
+    from toolsift.config import FIELDS
+    from toolsift.ranker.mftr import FIRST_STAGE_RANK
     from toolsift.ranker.training import TrainingConfig
 
     settings = app.settings()
@@ -72,7 +77,8 @@ def train(
             embedder=embedder,
             inputs=inputs,
             fold=fold,
-            training=TrainingConfig(epochs=epochs, learning_rate=learning_rate, batch_size=batch_size, device=device),
+            training=TrainingConfig(epochs=epochs, learning_rate=learning_rate, batch_size=batch_size, device=device,
+                                    features=(*FIELDS, FIRST_STAGE_RANK) if first_stage_rank else FIELDS),
             n_negatives=negatives,
             progress=progress,
         )

@@ -334,6 +334,23 @@ def test_the_search_command_prints_json_with_per_field_scores(base_settings: Any
     assert sum(top["contributions"].values()) == pytest.approx(top["score"], abs=1e-3)
 
 
+def test_the_search_command_adds_a_task_instruction_as_one_more_tool_need(base_settings: Any, apibank: Any) -> None:
+    instruction = ("Given a `date inquiry` task, retrieve tools that provide the current date by processing the "
+                   "request and returning today's date accurately.")  # ToolRet's instruction of apibank_query_1
+    result = run_cli(
+        "--opensearch-url", base_settings.opensearch_url,
+        "search", "Can you tell me today's date?", "--instruction", instruction, "--no-rewrite", "--json",
+        "--index", apibank.index, "-k", "3",
+    )
+
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    needs = answer["structured_query"]["tool_needs"]
+    assert [n["tool_description"] for n in needs] == ["Can you tell me today's date?", instruction]
+    assert needs[-1]["expected_response"] == ""
+    assert "apibank_tool_23" in [t["id"] for t in answer["tools"]]  # the labelled tool
+
+
 def test_the_search_command_reads_a_structured_query_file(
     base_settings: Any, apibank: Any, rewrites: dict[str, Any], tmp_path: Path
 ) -> None:

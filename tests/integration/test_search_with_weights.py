@@ -79,3 +79,33 @@ def test_a_plain_request_is_matched_against_parameters_when_weights_are_loaded(
 
     assert result.query.extracted_arguments == {"check my appointment with Dr. Smith": ""}
     assert any(t.raw_scores["bm25"]["parameters"] > 0 for t in result.tools)
+
+
+def test_weights_with_the_first_stage_rank_feature_are_trained_on_the_cli_and_explain_it_in_search(
+    base_settings: Any, datasets: Path, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from toolsift.cli.main import cli
+
+    folder = datasets / "mftr" / "apibank"
+    common = ["--opensearch-url", base_settings.opensearch_url]
+    trained = CliRunner().invoke(cli, [
+        *common, "train", str(datasets / "toolret" / "apibank"), "--retriever", "bm25", "--first-stage-rank",
+        "--rewrites", str(folder / "rewritten_queries.gpt-4o-mini.json"),
+        "--standardized", str(folder / "standardized_tools.gpt-4o-mini.json"),
+        "--hard-negatives", str(folder / "hard_negatives.bm25.json"),
+        "--device", "cpu", "--out", str(tmp_path), "--json", "-q",
+    ])
+    assert trained.exit_code == 0, trained.output
+    artifact = json.loads(trained.stdout)
+    assert artifact["weights"]["features"][-1] == "first_stage_rank"
+
+    found = CliRunner().invoke(cli, [
+        *common, "search", "Can you tell me today's date?", "--no-rewrite", "--retriever", "bm25",
+        "--index", artifact["config"]["index"], "--weights", artifact["path"], "--json", "-k", "3",
+    ])
+    assert found.exit_code == 0, found.output
+    top = json.loads(found.stdout)["tools"][0]
+    assert top["first_stage_rank"] >= 1 and "first_stage_rank" in top["contributions"]
+    assert sum(top["contributions"].values()) == pytest.approx(top["score"], abs=1e-3)
