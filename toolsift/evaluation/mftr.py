@@ -324,7 +324,9 @@ def _ensure_variant_index(
     variant: str,
     records: list[dict[str, Any]],
 ) -> str:
-    payload = json.dumps(records, sort_keys=True, ensure_ascii=False).encode()
+    # Key order kept: Full-Doc is the documentation's JSON in its own order (the paper's json.dumps),
+    # and the order changes what a dense model reads within its 256-token window.
+    payload = json.dumps(records, ensure_ascii=False).encode()
     digest = hashlib.sha256(payload).hexdigest()[:12]
     folder = settings.cache_dir / "eval-catalogs"
     folder.mkdir(parents=True, exist_ok=True)
