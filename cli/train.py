@@ -60,10 +60,10 @@ def train(
     field weights are also pushed into the first-stage query of every search that uses it.
     """
     from toolsift.cli._progress import progress_bars
+    from toolsift.config import FIELDS
     from toolsift.embedding import load_embedder
     from toolsift.evaluation.mftr import train_weights
-    from toolsift.config import FIELDS
-    from toolsift.ranker.mftr import FIRST_STAGE_RANK
+    from toolsift.ranker.mftr import FIELDS_AND_RANK
     from toolsift.ranker.training import TrainingConfig
 
     settings = app.settings()
@@ -78,7 +78,7 @@ def train(
             inputs=inputs,
             fold=fold,
             training=TrainingConfig(epochs=epochs, learning_rate=learning_rate, batch_size=batch_size, device=device,
-                                    features=(*FIELDS, FIRST_STAGE_RANK) if first_stage_rank else FIELDS),
+                                    features=FIELDS_AND_RANK if first_stage_rank else FIELDS),
             n_negatives=negatives,
             progress=progress,
         )

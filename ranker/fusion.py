@@ -60,17 +60,12 @@ class FieldWeightRanker:
             field_scores = {f: normalised[f][i] for f in FIELDS}
             contributions = {f: self.field_weights[f] * field_scores[f] for f in FIELDS}
             ranked.append(
-                RankedTool(
-                    doc_id=cand.doc_id,
-                    name=cand.name,
-                    entity=cand.entity,
-                    agent_id=cand.agent_id,
+                RankedTool.from_signals(
+                    cand,
                     score=sum(contributions.values()),
                     field_scores=field_scores,
                     contributions=contributions,
-                    raw_scores={k: dict(v) for k, v in cand.fields.items()},
                     missing_required=_missing_required(cand),
-                    first_stage_rank=cand.first_stage_rank,
                 )
             )
         ranked.sort(key=lambda r: (-r.score, r.first_stage_rank, r.doc_id))

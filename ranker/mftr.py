@@ -147,6 +147,9 @@ class MFTRWeights:
 #: first stage's ordering into the score. Only the first kind carries it (one rank per candidate).
 FIRST_STAGE_RANK = "first_stage_rank"
 
+#: MFTR's four fields plus the first-stage rank: the feature set of ``toolsift train --first-stage-rank``.
+FIELDS_AND_RANK: tuple[str, ...] = (*FIELDS, FIRST_STAGE_RANK)
+
 
 def rank_discount(rank: int) -> float:
     """1 / log2(1 + rank) for a 1-based rank; 0 for rank 0 (not from the first stage)."""
@@ -305,29 +308,25 @@ class MFTRRanker:
         batch = features(candidates, kinds, names=self.weights.features)
         with torch.no_grad():
             scores = self.model(batch).tolist()
-            terms = (batch.fields * self.model.w[None]).sum(dim=1).tolist()  # [N, 4]
+            terms = (batch.fields * self.model.w[None]).sum(dim=1).tolist()  # [N, features]
             penalties = self.model.parameter_penalties(batch)
             gates = self.model.missing_gates(batch).tolist()
+            bias = float(self.model.b)
         shown_kind = kinds.index("dense") if "dense" in kinds else 0
         ranked = []
         for i, cand in enumerate(candidates):
             contributions = {f: terms[i][j] for j, f in enumerate(self.weights.features)}
-            contributions["bias"] = float(self.model.b.detach())
+            contributions["bias"] = bias
             contributions["penalty"] = -float(penalties[i].sum())
             ranked.append(
-                RankedTool(
-                    doc_id=cand.doc_id,
-                    name=cand.name,
-                    entity=cand.entity,
-                    agent_id=cand.agent_id,
+                RankedTool.from_signals(
+                    cand,
                     score=float(scores[i]),
                     field_scores={f: float(batch.fields[i, shown_kind, j]) for j, f in enumerate(self.weights.features)},
                     contributions=contributions,
-                    raw_scores={k: dict(v) for k, v in cand.fields.items()},
                     missing_required=cand.missing_required(
                         kinds, lambda kind, j, _: gates[i][kinds.index(kind)][j] > 0.5  # s_pj below τ
                     ),
-                    first_stage_rank=cand.first_stage_rank,
                 )
             )
         ranked.sort(key=lambda r: (-r.score, r.first_stage_rank or 1 << 30, r.doc_id))

@@ -35,6 +35,30 @@ class RankedTool:
     missing_required: tuple[str, ...] = ()
     first_stage_rank: int = 0
 
+    @classmethod
+    def from_signals(
+        cls,
+        cand: FieldSignals,
+        *,
+        score: float,
+        field_scores: Mapping[str, float],
+        contributions: Mapping[str, float],
+        missing_required: tuple[str, ...],
+    ) -> RankedTool:
+        """A ranked candidate: identity, raw scores and first-stage rank come from its signals."""
+        return cls(
+            doc_id=cand.doc_id,
+            name=cand.name,
+            entity=cand.entity,
+            agent_id=cand.agent_id,
+            score=score,
+            field_scores=field_scores,
+            contributions=contributions,
+            raw_scores={k: dict(v) for k, v in cand.fields.items()},
+            missing_required=missing_required,
+            first_stage_rank=cand.first_stage_rank,
+        )
+
 
 @dataclass(frozen=True)
 class RankedAgent:

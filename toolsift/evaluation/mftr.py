@@ -51,7 +51,7 @@ from toolsift.evaluation.runner import ensure_eval_index, latency_summary, ranke
 from toolsift.query.builder import FieldSignals, kinds_for
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.artifact import WeightsArtifact
-from toolsift.ranker.mftr import FIRST_STAGE_RANK, MFTRRanker, MFTRWeights
+from toolsift.ranker.mftr import FIELDS_AND_RANK, MFTRRanker, MFTRWeights
 from toolsift.ranker.training import TrainingConfig, TrainingQuery, train_mftr
 from toolsift.search import Searcher
 
@@ -122,16 +122,14 @@ ABLATIONS: tuple[_Row, ...] = (
     _Row("MFTR", "std", "rewrite", "learned"),
 )
 
-_WITH_RANK = (*FIELDS, FIRST_STAGE_RANK)
-
 #: Beyond the paper (``--extensions``): the first stage's rank as a learned feature (a learned
 #: fusion of the first stage with the field scores), and the task instruction ToolRet ships with
 #: each query as one more tool need (its text matched against description and examples).
 EXTENSIONS: tuple[_Row, ...] = (
-    _Row("MFTR + first-stage rank", "std", "rewrite", "learned", _WITH_RANK),
+    _Row("MFTR + first-stage rank", "std", "rewrite", "learned", FIELDS_AND_RANK),
     _Row("MFTR + instruction", "std", "rewrite+instruction", "learned"),
-    _Row("MFTR + instruction + rank", "std", "rewrite+instruction", "learned", _WITH_RANK),
-    _Row("Weighting Only + instruction + rank", "raw", "raw+instruction", "learned", _WITH_RANK),
+    _Row("MFTR + instruction + rank", "std", "rewrite+instruction", "learned", FIELDS_AND_RANK),
+    _Row("Weighting Only + instruction + rank", "raw", "raw+instruction", "learned", FIELDS_AND_RANK),
 )
 
 
@@ -656,12 +654,12 @@ def run_mftr_eval(
                                             {q: structured("rewrite", q) for q in test}, qrels, retriever, cand_depth)
                     )
             if fold_weights:
+                learned = [MFTRWeights.from_dict(w) for w in fold_weights]
                 weights_report[row.name] = {
                     "per_fold": fold_weights,
                     # Unrounded: rounded shares would no longer add up to 1.
                     "field_shares": {
-                        k: {f: statistics.fmean(MFTRWeights.from_dict(w).field_shares(k)[f] for w in fold_weights)
-                            for f in row.features}
+                        k: {f: statistics.fmean(w.field_shares(k)[f] for w in learned) for f in row.features}
                         for k in kinds
                     },
                     "paper_vector_mean": {
