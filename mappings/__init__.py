@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from toolsift.mappings.model import (
     NESTED_VECTOR_FIELDS,
+    RERANK_SOURCE,
     SCHEMA_VERSION,
     TEXT_FIELDS,
     VECTOR_FIELDS,
@@ -12,6 +13,7 @@ from toolsift.mappings.model import (
     F,
     ParameterDoc,
     ToolDoc,
+    rerank_text,
     tool_routing,
     vector_field,
 )
@@ -24,12 +26,14 @@ __all__ = [
     "F",
     "NESTED_VECTOR_FIELDS",
     "ParameterDoc",
+    "RERANK_SOURCE",
     "TEXT_FIELDS",
     "ToolDoc",
     "VECTOR_FIELDS",
     "build_mappings",
     "index_body",
     "mapping_fingerprint",
+    "rerank_text",
     "tool_routing",
     "vector_field",
 ]

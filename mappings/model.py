@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
@@ -28,6 +29,8 @@ __all__ = [
     "VECTOR_FIELDS",
     "NESTED_VECTOR_FIELDS",
     "tool_routing",
+    "RERANK_SOURCE",
+    "rerank_text",
 ]
 
 #: Bumped whenever the derived mapping changes in a way that needs a new index version.
@@ -197,3 +200,54 @@ VECTOR_FIELDS: tuple[str, ...] = tuple(
 )
 #: Nested fields whose sub-documents carry their own ``vector``.
 NESTED_VECTOR_FIELDS: tuple[str, ...] = ("parameters", "examples")
+
+
+#: The stored fields a second-stage reranker reads (Tool-DE's expanded document minus examples,
+#: which its §4.1 found to hurt).
+RERANK_SOURCE: tuple[str, ...] = (
+    "name",
+    "description",
+    "function",
+    "parameters.name",
+    "parameters.description",
+    "parameters.required",
+    "response",
+    "tags",
+    "when_to_use",
+    "limitations",
+)
+
+#: Longest reranker text; the models truncate to their token budget anyway.
+_RERANK_MAX_CHARS = 4000
+
+
+def rerank_text(source: Mapping[str, Any]) -> str:
+    """A tool (or agent) document as one text for a cross-encoder or Tool-Rank, from its ``_source``.
+
+    Labelled lines in a fixed order (name, description, parameters, returns, Tool-DE profile), empty
+    parts left out, so the model sees the same layout for every catalog.
+    """
+    def text(key: str) -> str:
+        value = source.get(key)
+        if isinstance(value, (list, tuple)):
+            return ", ".join(str(v) for v in value if v)
+        return str(value).strip() if value else ""
+
+    lines = [f"name: {text('name')}"]
+    description = text("description") or text("function")
+    if description:
+        lines.append(f"description: {description}")
+    if text("function") and text("function") != description:
+        lines.append(f"function: {text('function')}")
+    params = []
+    for p in source.get("parameters") or []:
+        if isinstance(p, Mapping) and p.get("name"):
+            flag = "" if p.get("required", True) else " (optional)"
+            desc = f": {p['description']}" if p.get("description") else ""
+            params.append(f"{p['name']}{flag}{desc}")
+    if params:
+        lines.append("parameters: " + "; ".join(params))
+    for key, label in (("response", "returns"), ("when_to_use", "when to use"), ("limitations", "limitations"), ("tags", "tags")):
+        if text(key):
+            lines.append(f"{label}: {text(key)}")
+    return "\n".join(lines)[:_RERANK_MAX_CHARS]

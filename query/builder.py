@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from toolsift.config import FIELDS, Retriever
 from toolsift.errors import BadQueryError
-from toolsift.mappings import F, vector_field
+from toolsift.mappings import RERANK_SOURCE, F, rerank_text, vector_field
 from toolsift.query.structured import NEED_FIELD_FOR, StructuredQuery
 
 __all__ = [
@@ -65,8 +65,11 @@ HIT_FIELDS: list[str] = [F.tool_id, F.agent_id, F.entity, f"{F.name}.keyword"]
 PARAMETER_SOURCE: list[str] = [F.param_name, F.param_required]
 
 
-def fetch_spec(*, with_parameters: bool = False) -> dict[str, Any]:
-    """What a request fetches per hit: doc values, plus the parameter list only when asked."""
+def fetch_spec(*, with_parameters: bool = False, with_documents: bool = False) -> dict[str, Any]:
+    """What a request fetches per hit: doc values, plus the parameter list or the reranker's
+    document text (:data:`~toolsift.mappings.RERANK_SOURCE`) only when asked."""
+    if with_documents:
+        return {"_source": sorted({*PARAMETER_SOURCE, *RERANK_SOURCE}), "docvalue_fields": HIT_FIELDS}
     if with_parameters:
         return {"_source": PARAMETER_SOURCE, "docvalue_fields": HIT_FIELDS}
     return {"stored_fields": "_none_", "docvalue_fields": HIT_FIELDS}
@@ -133,6 +136,8 @@ class FieldSignals:
         parameters: kind → per-parameter matches, when the parameter list was fetched. With no
             extracted arguments every parameter scores 0: nothing in the request covers it.
         arguments: how many extracted arguments the query had.
+        document: the tool's text for a second-stage reranker (:func:`~toolsift.mappings.rerank_text`),
+            when it was fetched; empty otherwise.
     """
 
     doc_id: str
@@ -145,6 +150,7 @@ class FieldSignals:
     parameters: Mapping[str, tuple[ParameterMatch, ...]] = field(default_factory=dict)
     parameter_names: tuple[tuple[str, bool], ...] = ()
     arguments: int = 0
+    document: str = ""
 
     def missing_required(
         self, kinds: Iterable[str], is_missing: Callable[[str, int, ParameterMatch], bool]
@@ -341,6 +347,7 @@ class QueryBuilder:
         ids: Sequence[str],
         *,
         parameters: bool | None = None,
+        documents: bool = False,
     ) -> dict[str, Any]:
         """Named clauses giving every candidate's exact score per field, need and argument.
 
@@ -363,7 +370,10 @@ class QueryBuilder:
                 should.append(self._exact("parameters", kind, text, vectors, name, clauses))
         return {
             "size": len(ids),
-            **fetch_spec(with_parameters=bool(sq.extracted_arguments) if parameters is None else parameters),
+            **fetch_spec(
+                with_parameters=bool(sq.extracted_arguments) if parameters is None else parameters,
+                with_documents=documents,
+            ),
             "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}], "should": should}},
         }
 
@@ -476,6 +486,7 @@ def parse_field_scores(
         fs_score, fs_rank = first_stage.get(doc_id, (0.0, 0))
         out[doc_id] = FieldSignals(
             arguments=n_args,
+            document=rerank_text(source) if F.description in source or F.name in source else "",
             doc_id=doc_id,
             name=who.name,
             entity=who.entity,

@@ -22,7 +22,7 @@ from typing import Any
 from toolsift.errors import ConfigError
 from toolsift.ranker.mftr import MFTRWeights
 
-__all__ = ["WeightsArtifact", "load_artifact", "FORMAT"]
+__all__ = ["WeightsArtifact", "load_artifact", "FORMAT", "new_version_dir", "resolve_versioned", "write_json_atomic"]
 
 FORMAT = "toolsift-mftr-weights/1"
 _VERSION = re.compile(r"^v(\d+)$")
@@ -64,34 +64,45 @@ class WeightsArtifact:
 
     def save(self, root: Path, name: str) -> WeightsArtifact:
         """Write a new version under ``root/name``; returns the artifact with its path set."""
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-            raise ConfigError(f"weights name {name!r}: use letters, digits, '.', '_' and '-'")
-        folder = root / name
-        folder.mkdir(parents=True, exist_ok=True)
-        taken = [int(m.group(1)) for p in folder.iterdir() if (m := _VERSION.match(p.name))]
-        version = folder / f"v{max(taken, default=0) + 1:03d}"
-        version.mkdir()
+        version = new_version_dir(root, name, setting="weights name")
         created = self.created or datetime.now(timezone.utc).isoformat(timespec="seconds")
         saved = WeightsArtifact(self.weights, self.config, self.metrics, created, version / "weights.json")
-        fd, tmp = tempfile.mkstemp(dir=version, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(saved.to_dict(), out, indent=2)
-        os.replace(tmp, version / "weights.json")
+        write_json_atomic(version / "weights.json", saved.to_dict())
         return saved
 
 
-def _resolve(path: Path) -> Path:
+def new_version_dir(root: Path, name: str, *, setting: str) -> Path:
+    """Create and return ``root/name/vNNN`` with NNN one above the highest existing version."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        raise ConfigError(f"{setting} {name!r}: use letters, digits, '.', '_' and '-'")
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    taken = [int(m.group(1)) for p in folder.iterdir() if (m := _VERSION.match(p.name))]
+    version = folder / f"v{max(taken, default=0) + 1:03d}"
+    version.mkdir()
+    return version
+
+
+def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(data, out, indent=2)
+    os.replace(tmp, path)
+
+
+def resolve_versioned(path: Path, filename: str, *, hint: str) -> Path:
+    """``path`` as a file, a version folder holding ``filename``, or a name folder (its newest version)."""
     if path.is_file():
         return path
-    if (path / "weights.json").is_file():
-        return path / "weights.json"
+    if (path / filename).is_file():
+        return path / filename
     if path.is_dir():
         versions = sorted(
-            (int(m.group(1)), p) for p in path.iterdir() if (m := _VERSION.match(p.name)) and (p / "weights.json").is_file()
+            (int(m.group(1)), p) for p in path.iterdir() if (m := _VERSION.match(p.name)) and (p / filename).is_file()
         )
         if versions:
-            return versions[-1][1] / "weights.json"
-    raise ConfigError(f"weights: no weights.json at {path} (give a `toolsift train` output folder or file)")
+            return versions[-1][1] / filename
+    raise ConfigError(f"no {filename} at {path} ({hint})")
 
 
 def load_artifact(path: str | Path) -> WeightsArtifact:
@@ -100,7 +111,7 @@ def load_artifact(path: str | Path) -> WeightsArtifact:
     Raises:
         ConfigError: naming the ``weights`` setting when the file is missing or malformed.
     """
-    file = _resolve(Path(path).expanduser())
+    file = resolve_versioned(Path(path).expanduser(), "weights.json", hint="weights: give a `toolsift train` output folder or file")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
         if data.get("format") != FORMAT:

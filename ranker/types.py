@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from toolsift.query.builder import FieldSignals
 
-__all__ = ["RankedTool", "RankedAgent", "Ranker"]
+if TYPE_CHECKING:
+    from toolsift.ranker.protocol import RankRequest, RankResponse
+
+__all__ = ["RankedTool", "RankedAgent", "Ranker", "RankingService"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,8 @@ class RankedTool:
         raw_scores: kind (bm25 / dense) → field → raw score, as OpenSearch computed it.
         missing_required: required parameters that no extracted argument covers.
         first_stage_rank: 1-based rank in OpenSearch's candidate list (0: not from the first stage).
+        base_score: the base ranker's (MFTR's) score when a reranker changed ``score``.
+        reranker_score: the second-stage reranker's score (P(true) for Tool-Rank), when it ran.
     """
 
     doc_id: str
@@ -34,6 +39,8 @@ class RankedTool:
     raw_scores: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     missing_required: tuple[str, ...] = ()
     first_stage_rank: int = 0
+    base_score: float | None = None
+    reranker_score: float | None = None
 
     @classmethod
     def from_signals(
@@ -72,8 +79,17 @@ class RankedAgent:
 
 
 class Ranker(Protocol):
-    """Anything that orders first-stage candidates: in-process today, an HTTP sidecar later."""
+    """A base scorer: orders first-stage candidates by their field signals (MFTR, fixed weights)."""
 
     name: str
 
     def rank(self, candidates: Sequence[FieldSignals], top_k: int) -> list[RankedTool]: ...
+
+
+class RankingService(Protocol):
+    """The one ranker the search path calls: in-process (:class:`~toolsift.ranker.pipeline.RankingPipeline`)
+    or over HTTP (:class:`~toolsift.ranker.client.RemoteRanker`), with the same request and answer."""
+
+    name: str
+
+    def rank(self, request: RankRequest) -> RankResponse: ...

@@ -111,6 +111,39 @@ class Settings(BaseSettings):
         "weights.json). Unset: the fixed field_weights ranker.",
     )
 
+    # --- second-stage reranking (the ranker issue) -------------------------------------------------
+    reranker: str | None = Field(
+        None,
+        description="Second-stage reranker: a `toolsift train reranker` artifact (folder or reranker.json), "
+        "'tool-rank:smollm2' (the bundled SmolLM2, zero-shot), 'tool-rank:PATH' (a local causal LM folder or "
+        ".gguf file) or 'cross-encoder:PATH'. Unset: no reranker.",
+    )
+    rerank_top: int | None = Field(
+        None, ge=1, le=1000,
+        description="M: how many of the base ranker's best the reranker scores. Unset: the artifact's, else 20.",
+    )
+    rerank_weight: float | None = Field(
+        None, ge=0.0, le=1.0,
+        description="λ, the reranker's share of the fused score. Unset: the artifact's learned value, else 0.5.",
+    )
+    reranker_device: str = Field("auto", description="'auto' (CUDA when present), 'cpu' or 'cuda'.")
+    reranker_batch_size: int = Field(32, ge=1, le=4096, description="Pairs per reranker forward pass.")
+    ranker_url: str | None = Field(
+        None, description="URL of a `toolsift serve ranker` service, e.g. http://127.0.0.1:8300. Unset: in-process."
+    )
+    ranker_timeout: float = Field(
+        5.0, gt=0, description="Seconds to wait for the ranker service before answering in first-stage order (degraded)."
+    )
+    ranker_token: SecretStr | None = Field(
+        None, description="Bearer token: sent by the search path, required by `toolsift serve ranker` when set."
+    )
+    ranker_max_request_bytes: int = Field(
+        8_000_000, ge=1024, description="Largest request body the ranker service accepts (413 above)."
+    )
+    ranker_batch_wait_ms: float = Field(
+        5.0, ge=0, le=1000, description="How long the service waits to fill a reranker batch across concurrent requests."
+    )
+
     # --- LLM (standardisation, Tool-DE expansion, query rewriting) ---------------------------------
     llm_base_url: str | None = Field(
         None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1. Unset: no LLM calls."

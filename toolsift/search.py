@@ -33,7 +33,9 @@ from toolsift.ranker.agents import aggregate_to_agents
 from toolsift.ranker.artifact import WeightsArtifact, load_artifact
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.mftr import MFTRRanker
-from toolsift.ranker.types import RankedAgent, RankedTool, Ranker
+from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.protocol import RankRequest, RankResponse
+from toolsift.ranker.types import RankedAgent, RankedTool, Ranker, RankingService
 
 __all__ = ["Searcher", "SearchResult", "Method", "Level"]
 
@@ -58,6 +60,9 @@ class SearchResult:
     timings: Mapping[str, float] = field(default_factory=dict)
     index: str = ""
     ranker: str = ""
+    reranker: str | None = None
+    degraded: bool = False
+    degraded_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +73,9 @@ class SearchResult:
             "level": self.level,
             "index": self.index,
             "ranker": self.ranker,
+            "reranker": self.reranker,
+            "degraded": self.degraded,
+            "degraded_reason": self.degraded_reason,
             "timings_ms": {k: round(v, 2) for k, v in self.timings.items()},
             "tools": [
                 {
@@ -77,6 +85,8 @@ class SearchResult:
                     "entity": t.entity,
                     "agent_id": t.agent_id,
                     "score": round(t.score, 6),
+                    "base_score": None if t.base_score is None else round(t.base_score, 6),
+                    "reranker_score": None if t.reranker_score is None else round(t.reranker_score, 6),
                     "field_scores": {k: round(v, 4) for k, v in t.field_scores.items()},
                     "contributions": {k: round(v, 4) for k, v in t.contributions.items()},
                     "raw_scores": {k: {f: round(s, 4) for f, s in v.items()} for k, v in t.raw_scores.items()},
@@ -105,6 +115,9 @@ class Searcher:
         artifact: learned weights to use instead of the ``weights`` setting. Learned weights are
             also pushed into the first stage (clause boosts or the hybrid pipeline's weights, in
             pipelines of their own).
+        ranking: the ranking service the multi-field path calls; default: the ranker service at
+            ``ranker_url`` (with its first-stage fallback) when set, else in-process
+            :class:`RankingPipeline` over ``ranker`` plus the ``reranker`` setting's model.
 
     Raises:
         IndexMismatchError: at construction, when the index does not exist or holds vectors of
@@ -119,6 +132,7 @@ class Searcher:
         *,
         ranker: Ranker | None = None,
         artifact: WeightsArtifact | None = None,
+        ranking: RankingService | None = None,
     ) -> None:
         self.client = client
         self.settings = settings
@@ -134,12 +148,24 @@ class Searcher:
             self.first_stage_weights = self.artifact.weights.first_stage_weights()
             tag = f"w{self.artifact.digest}"
         self.ranker: Ranker = ranker or FieldWeightRanker(settings.field_weights)
+        self.ranking: RankingService = ranking or self._ranking_from_settings(tag or None)
+        #: Whether candidates travel with their text (a reranker reads it).
+        self.reranks = settings.ranker_url is not None or getattr(self.ranking, "reranker", None) is not None
         manager = IndexManager(client, settings.index)
         self.index: IndexInfo = manager.require()
         if embedder is not None:
             manager.check_model(self.index, embedder.name, embedder.dimension)
         self._pipelines = ensure_pipelines(client, settings.index, self.first_stage_weights, tag=tag)
         self._agent_names: dict[str, str] = {}
+
+    def _ranking_from_settings(self, weights_version: str | None) -> RankingService:
+        settings = self.settings
+        if settings.ranker_url:
+            from toolsift.ranker.client import RemoteRanker
+
+            token = settings.ranker_token.get_secret_value() if settings.ranker_token else None
+            return RemoteRanker(settings.ranker_url, timeout=settings.ranker_timeout, token=token)
+        return RankingPipeline.from_settings(self.ranker, settings, weights_version=weights_version)
 
     def structure(self, text: str) -> StructuredQuery:
         """A plain request as a structured query, the way this searcher's ranker expects it.
@@ -179,10 +205,12 @@ class Searcher:
         vectors = self._encode(sq, retriever, method, timings)
         depth = max(top_k, self.settings.agent_top_entities) if level == "agent" else top_k
         entity = None if level == "agent" else "tool"
+        ranker_name, reranker_name, degraded_reason = self.ranker.name, None, None
         if method == "full-doc":
             tools = self._full_doc(sq, vectors, retriever, depth, entity, timings)
         elif method == "multi-field":
-            tools = self._multi_field(sq, vectors, retriever, depth, entity, timings)
+            tools, answer = self._multi_field(sq, vectors, retriever, depth, entity, timings)
+            ranker_name, reranker_name, degraded_reason = answer.ranker, answer.reranker, answer.degraded_reason
         else:
             raise BadQueryError(f"unknown method {method!r}; use multi-field or full-doc")
         agents: list[RankedAgent] = []
@@ -204,7 +232,10 @@ class Searcher:
             agents=tuple(agents),
             timings=timings,
             index=self.index.index,
-            ranker=self.ranker.name if method == "multi-field" else "opensearch",
+            ranker=ranker_name if method == "multi-field" else "opensearch",
+            reranker=reranker_name,
+            degraded=degraded_reason is not None,
+            degraded_reason=degraded_reason,
         )
 
     def _check_kinds(self, retriever: Retriever) -> None:
@@ -280,12 +311,15 @@ class Searcher:
         depth: int,
         entity: str | None,
         timings: dict[str, float],
-    ) -> list[RankedTool]:
-        signals = self.candidate_signals(sq, vectors, retriever, depth, entity, timings)
+    ) -> tuple[list[RankedTool], RankResponse]:
+        signals = self.candidate_signals(sq, vectors, retriever, depth, entity, timings, documents=self.reranks)
         t0 = time.perf_counter()
-        ranked: list[RankedTool] = self.ranker.rank(list(signals.values()), depth)
+        answer = self.ranking.rank(RankRequest.build(sq, list(signals.values()), top_k=depth))
         timings["rank"] = (time.perf_counter() - t0) * 1000
-        return ranked
+        for stage in ("base", "rerank"):
+            if stage in answer.timings_ms:
+                timings[f"rank_{stage}"] = answer.timings_ms[stage]
+        return answer.tools(), answer
 
     def candidate_signals(
         self,
@@ -297,8 +331,10 @@ class Searcher:
         timings: dict[str, float] | None = None,
         *,
         parameters: bool | None = None,
+        documents: bool = False,
     ) -> dict[str, FieldSignals]:
-        """First stage + exact per-field scores: the ranker's input, by document id."""
+        """First stage + exact per-field scores: the ranker's input, by document id (with each
+        candidate's reranker text when ``documents``)."""
         timings = timings if timings is not None else {}
         builder = self._builder(depth, entity)
         body = builder.candidates_body(sq, vectors, retriever)
@@ -314,7 +350,8 @@ class Searcher:
         if not first_stage:
             return {}
         t0 = time.perf_counter()
-        signals = self.signals_for(sq, vectors, retriever, list(first_stage), first_stage, parameters=parameters)
+        signals = self.signals_for(sq, vectors, retriever, list(first_stage), first_stage, parameters=parameters,
+                                   documents=documents)
         timings["field_scores"] = (time.perf_counter() - t0) * 1000
         return signals
 
@@ -327,6 +364,7 @@ class Searcher:
         first_stage: Mapping[str, tuple[float, int]] | None = None,
         *,
         parameters: bool | None = None,
+        documents: bool = False,
     ) -> dict[str, FieldSignals]:
         """Exact per-field scores of the documents ``ids`` (in that order; unknown ids are left out).
 
@@ -340,7 +378,9 @@ class Searcher:
             parameters = isinstance(self.ranker, MFTRRanker) or bool(sq.extracted_arguments)
         exact = self.client.search(
             index=self.settings.index,
-            body=self._builder(len(ids), None).field_scores_body(sq, vectors, retriever, list(ids), parameters=parameters),
+            body=self._builder(len(ids), None).field_scores_body(
+                sq, vectors, retriever, list(ids), parameters=parameters, documents=documents
+            ),
             params={"include_named_queries_score": "true"},
         )
         signals = parse_field_scores(exact, sq, retriever, first_stage or {})
