@@ -1,24 +1,42 @@
-"""``toolsift bench``."""
+"""``toolsift bench``: ``bench [latency] DATASET_DIR`` and ``bench failover``."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._output import table, write_json
 
+_DEFAULT = "latency"
 
-@click.command()
+
+class _BenchGroup(click.Group):
+    """A group whose default subcommand is ``latency``: ``toolsift bench DATASET_DIR`` keeps working."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = [_DEFAULT, *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_BenchGroup)
+def bench() -> None:
+    """Benchmarks: ingest throughput and search latency (`bench [latency] DATASET_DIR`), and the ranker
+    service's failover drill (`bench failover`)."""
+
+
+@bench.command(_DEFAULT)
 @click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the figures here (default: bench-<dataset>.json).")
 @click.option("--max-queries", type=click.IntRange(1), help="Time only the first N queries.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 @pass_app
-def bench(app: AppContext, dataset_dir: Path, json_out: Path | None, max_queries: int | None, quiet: bool) -> None:
-    """Measure ingest throughput and search latency on DATASET_DIR.
+def latency(app: AppContext, dataset_dir: Path, json_out: Path | None, max_queries: int | None, quiet: bool) -> None:
+    """Measure ingest throughput and search latency on DATASET_DIR (the default subcommand).
 
     Ingest rate is shown next to the raw embedding rate of the same texts; search p50/p95/p99 for
     full-doc and multi-field next to a plain BM25 match and the dense floor (encode + one k-NN
@@ -47,3 +65,93 @@ def bench(app: AppContext, dataset_dir: Path, json_out: Path | None, max_queries
     out = json_out or Path(f"bench-{figures['dataset'].replace('/', '-')}.json")
     write_json(out, figures)
     click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("failover")
+@click.argument("dataset_dir", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--queries", "queries_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Queries instead of DATASET_DIR's: JSON (strings, or objects with query/text) or one per line.")
+@click.option("--index", "index_alias", help="The index to search (default: the configured one); it must exist.")
+@click.option("-n", "--n-queries", type=click.IntRange(3), default=60, show_default=True,
+              help="Searches in all: the service is killed after a third, restarted after two thirds.")
+@click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), help="Default: the configured one.")
+@click.option("--top-k", "-k", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
+              help="Learned MFTR weights for the search path and the service.")
+@click.option("--reranker", help="The service's reranker (default: the `reranker` setting).")
+@click.option("--rerank-top", type=click.IntRange(1, 1000), help="M for the service's reranker.")
+@click.option("--rerank-weight", type=click.FloatRange(0.0, 1.0), help="λ for the service's reranker.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), help="The service's reranker device.")
+@click.option("--timeout", "ranker_timeout", type=click.FloatRange(0.01, None, min_open=False),
+              help="Seconds the search path waits for the service (default: the `ranker_timeout` setting).")
+@click.option("--health-timeout", type=click.FloatRange(1.0), default=300.0, show_default=True,
+              help="Seconds to wait for the service's /health at each start (the model loads first).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the figures here (default: failover-<queries>.json).")
+@pass_app
+def failover(
+    app: AppContext,
+    dataset_dir: Path | None,
+    queries_file: Path | None,
+    index_alias: str | None,
+    n_queries: int,
+    retriever: str | None,
+    top_k: int,
+    weights_path: Path | None,
+    reranker: str | None,
+    rerank_top: int | None,
+    rerank_weight: float | None,
+    device: str | None,
+    ranker_timeout: float | None,
+    health_timeout: float,
+    json_out: Path | None,
+) -> None:
+    """Kill the ranker service mid-run and show that every search still answers.
+
+    Starts `toolsift serve ranker` on a free loopback port, runs N searches through it, SIGKILLs it
+    after a third (answers must come in first-stage order, marked degraded), restarts it after two
+    thirds, waits for /health and goes on. Exits 1 unless every request got an answer, with no
+    errors, all degraded while the service was down and fully ranked before and after.
+    """
+    import tempfile
+
+    from toolsift.embedding import load_embedder
+    from toolsift.failover import PHASES, read_queries, run_failover
+
+    if (dataset_dir is None) == (queries_file is None):
+        raise click.UsageError("give DATASET_DIR or --queries FILE (one of them)")
+    source, queries = read_queries(dataset_dir, queries_file)
+    settings = app.settings(index=index_alias, retriever=retriever, weights=weights_path, reranker=reranker,
+                            rerank_top=rerank_top, rerank_weight=rerank_weight, reranker_device=device,
+                            ranker_timeout=ranker_timeout)
+    client = app.client()
+    embedder = None if settings.retriever == "bm25" else load_embedder(settings)
+    log_path = Path(tempfile.mkdtemp(prefix="toolsift-failover-")) / "ranker-service.log"
+    figures = run_failover(settings, embedder, client, queries, n_queries=n_queries, top_k=top_k,
+                           health_timeout=health_timeout, log_path=log_path,
+                           echo=lambda line: click.echo(line, err=True))
+    figures["queries_from"] = source
+    click.echo(f"failover drill: {n_queries} queries from {source} on {settings.index} "
+               f"(multi-field {figures['retriever']}, top {top_k}), ranker timeout {settings.ranker_timeout:g} s")
+    rows: list[list[Any]] = []
+    for name in (*PHASES, "total"):
+        p = figures["total"] if name == "total" else figures["phases"][name]
+        lat = p["latency_ms"]
+        rows.append([name, p["queries"], p["answered"], p["full"], p["degraded"], p["errors"],
+                     *("-" if lat[k] is None else f"{lat[k]:.1f}" for k in ("p50", "max"))])
+    click.echo(table(["phase", "queries", "answered", "full", "degraded", "errors", "p50 ms", "max ms"], rows))
+    t = figures["timeline"]
+    click.echo(f"timeline (s from start): healthy {t['service_healthy_s']}, SIGKILL pid {t['killed_pid']} at "
+               f"{t['killed_s']}, restart at {t['restart_s']}, healthy again at {t['healthy_again_s']} "
+               f"({t['recovery_s']} s to recover, pid {t['restarted_pid']}), done at {t['finished_s']}")
+    for reason, count in figures["phases"]["killed"]["degraded_reasons"].items():
+        click.echo(f"degraded ({count}): {reason}")
+    for phase in figures["phases"].values():
+        for message in phase["error_messages"]:
+            click.echo(f"error: {message}")
+    click.echo("checks: " + ", ".join(f"{k}={'yes' if v else 'NO'}" for k, v in figures["checks"].items()))
+    out = json_out or Path(f"failover-{source.replace('/', '-').removesuffix('.json')}.json")
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)
+    if not figures["ok"]:
+        raise SystemExit(1)

@@ -27,6 +27,7 @@ _COMMANDS: dict[str, str] = {
     "cache": "toolsift.cli.cache:cache",
     "standardize": "toolsift.cli.standardize:standardize",
     "train": "toolsift.cli.train:train",
+    "serve": "toolsift.cli.serve:serve",
 }
 
 _SHORT_HELP: dict[str, str] = {
@@ -34,12 +35,13 @@ _SHORT_HELP: dict[str, str] = {
     "ingest": "Load a tool catalog, standardise, embed and index it.",
     "search": "Search the tool index for a request.",
     "eval": "Evaluate retrieval quality on a benchmark folder.",
-    "bench": "Measure ingest throughput and search latency.",
+    "bench": "Measure ingest and search speed; the ranker failover drill.",
     "demo": "Start the node, ingest LiveMCPBench, run a few searches.",
     "index": "Inspect index versions and aliases.",
     "cache": "Import, inspect and clear the LLM output cache.",
     "standardize": "Standardise a catalog with the LLM into an MFTR file.",
     "train": "Learn MFTR field weights and the missing-parameter penalty.",
+    "serve": "Run the ranker as an HTTP service (serve ranker).",
 }
 
 
@@ -99,3 +101,7 @@ def cli(
         config_path=config_path,
         overrides={"opensearch_url": opensearch_url, "index": index_alias},
     )
+
+
+if __name__ == "__main__":  # `python -m toolsift.cli.main`, as `toolsift bench failover` starts the service
+    cli()

@@ -28,6 +28,9 @@ from toolsift.cli._output import emit_json, table
               help="Learned MFTR weights (a `toolsift train` output or its weights.json); overrides the setting.")
 @click.option("--instruction", help="The agent's task instruction (e.g. ToolRet's per-query instruction): matched "
               "against descriptions and examples as one more tool need (multi-field only).")
+@click.option("--ranker-url", help="Rank with the `toolsift serve ranker` service at this URL (e.g. "
+              "http://127.0.0.1:8300) instead of in-process; when it cannot answer, the first-stage order "
+              "is shown, marked degraded. Default: the `ranker_url` setting.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON with per-field scores and timings.")
 @pass_app
 def search(
@@ -42,6 +45,7 @@ def search(
     rewrite: bool,
     weights_path: Path | None,
     instruction: str | None,
+    ranker_url: str | None,
     as_json: bool,
 ) -> None:
     """Search the tool index for QUERY and show why each tool ranked where it did."""
@@ -63,7 +67,7 @@ def search(
         source = "off" if not rewrite or method == "full-doc" else ""
     else:
         raise click.UsageError("give a QUERY or --structured FILE")
-    settings = app.settings(index=index_alias, retriever=retriever, weights=weights_path)
+    settings = app.settings(index=index_alias, retriever=retriever, weights=weights_path, ranker_url=ranker_url)
     client = app.client()  # an unreachable node is reported before the model loads
     embedder = None if settings.retriever == "bm25" and method == "full-doc" else load_embedder(settings)
     searcher = Searcher(client, settings, embedder)
@@ -113,6 +117,8 @@ def render_result(result: object, *, rewrite_source: str | None = None) -> str:
         f"{sq.tool_needs[0].user_intent}"
     )
     lines = [f"query: {shown}  [{result.method}, {result.retriever}, {result.timings.get('total', 0):.0f} ms]"]
+    if result.degraded:
+        lines.append(f"degraded: {result.degraded_reason or 'the ranker did not answer'} (first-stage order)")
     if rewrite_source is not None:
         lines.append(
             f"structured query: {_REWRITE_SOURCES.get(rewrite_source, rewrite_source)} "

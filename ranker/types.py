@@ -90,6 +90,7 @@ class RankingService(Protocol):
     """The one ranker the search path calls: in-process (:class:`~toolsift.ranker.pipeline.RankingPipeline`)
     or over HTTP (:class:`~toolsift.ranker.client.RemoteRanker`), with the same request and answer."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def rank(self, request: RankRequest) -> RankResponse: ...

@@ -156,3 +156,76 @@ def settings(base_settings, request: pytest.FixtureRequest, client) -> Iterator[
     for pid in pipelines:
         if pid.startswith(TEST_PREFIX):
             client.search_pipeline.delete(id=pid)
+
+
+# --- the ranker service -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def seeded_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real but tiny BERT cross-encoder (2 layers, hidden 32, seeded weights) with MiniLM's tokenizer.
+
+    Built from a config in a few seconds, it scores pairs through sentence-transformers exactly as a
+    trained reranker does; the larger initialiser spreads its scores so fused rankings are stable.
+    """
+    import shutil
+
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from toolsift.ranker.rerankers import bundled_minilm_path
+
+    folder = tmp_path_factory.mktemp("seeded-cross-encoder")
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, num_labels=1, initializer_range=0.3)
+    BertForSequenceClassification(config).save_pretrained(str(folder))
+    source = bundled_minilm_path()
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(source / name, folder / name)
+    return folder
+
+
+class ServedApp:
+    """An ASGI app served by a real uvicorn server on a loopback port, in a thread."""
+
+    def __init__(self, app: Any) -> None:
+        import socket
+        import threading
+        import time
+
+        import uvicorn
+
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
+                                                     timeout_graceful_shutdown=5))
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        """Shut the server down (its lifespan ends) and free the port."""
+        if self._thread.is_alive():
+            self._server.should_exit = True
+            self._thread.join(timeout=15)
+        self._socket.close()
+
+
+@pytest.fixture()
+def serve_app() -> Iterator[Any]:
+    """``serve_app(app) -> ServedApp``: real HTTP on loopback; every server is stopped after the test."""
+    served: list[ServedApp] = []
+
+    def start(app: Any) -> ServedApp:
+        served.append(ServedApp(app))
+        return served[-1]
+
+    yield start
+    for one in served:
+        one.stop()

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from toolsift.cli.main import cli
 
-COMMANDS = ["bench", "cache", "demo", "eval", "index", "ingest", "node", "search", "standardize", "train"]
+COMMANDS = ["bench", "cache", "demo", "eval", "index", "ingest", "node", "search", "serve", "standardize", "train"]
 SUBCOMMANDS = [
     ["node", "install"],
     ["node", "start"],
@@ -24,6 +24,9 @@ SUBCOMMANDS = [
     ["cache", "import"],
     ["cache", "stats"],
     ["cache", "clear"],
+    ["serve", "ranker"],
+    ["bench", "latency"],
+    ["bench", "failover"],
 ]
 UNREACHABLE = "http://127.0.0.1:9"
 
@@ -133,3 +136,53 @@ def test_a_bad_flag_value_is_a_config_error(runner: CliRunner) -> None:
     assert result.exit_code == 1
     assert result.output.startswith("Error: ConfigError: ")
     assert "index" in result.output
+
+
+# --- the ranker service's commands ----------------------------------------------------------------------
+
+
+def test_bench_with_a_folder_is_the_latency_benchmark(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(cli, ["bench", str(tmp_path / "missing")])
+
+    assert result.exit_code == 2
+    assert "Usage: cli bench latency" in result.output
+    assert "'DATASET_DIR'" in result.output
+
+
+def test_bench_failover_needs_a_folder_or_a_queries_file(runner: CliRunner, tmp_path: Path) -> None:
+    neither = runner.invoke(cli, ["bench", "failover"])
+    queries = tmp_path / "queries.txt"
+    queries.write_text("send an email\n", encoding="utf-8")
+    both = runner.invoke(cli, ["bench", "failover", str(tmp_path), "--queries", str(queries)])
+
+    for result in (neither, both):
+        assert result.exit_code == 2
+        assert "give DATASET_DIR or --queries FILE" in result.output
+
+
+def test_search_takes_a_ranker_url_and_serve_ranker_its_options(runner: CliRunner) -> None:
+    search = runner.invoke(cli, ["search", "--help"]).output
+    serve = runner.invoke(cli, ["serve", "ranker", "--help"]).output
+
+    assert "--ranker-url" in search
+    for option in ("--host", "--port", "--weights", "--reranker", "--rerank-top", "--rerank-weight", "--token",
+                   "--device"):
+        assert option in serve, option
+
+
+def test_a_degraded_result_says_so_in_the_rendered_output() -> None:
+    from toolsift.cli.search import render_result
+    from toolsift.query.structured import StructuredQuery
+    from toolsift.ranker.types import RankedTool
+    from toolsift.search import SearchResult
+
+    tool = RankedTool(doc_id="t1", name="SendEmail", entity="tool", agent_id=None, score=3.2, first_stage_rank=1)
+    reason = "ranker service at http://127.0.0.1:8300 unreachable (ConnectError)"
+    common = {"query": StructuredQuery.from_text("send a mail"), "method": "multi-field", "retriever": "bm25",
+              "level": "tool", "tools": (tool,)}
+
+    degraded = render_result(SearchResult(**common, degraded=True, degraded_reason=reason))  # type: ignore[arg-type]
+    ranked = render_result(SearchResult(**common))  # type: ignore[arg-type]
+
+    assert f"degraded: {reason} (first-stage order)" in degraded.splitlines()
+    assert "degraded" not in ranked

@@ -51,13 +51,13 @@ def test_root_help_loads_no_heavy_library(args: list[str]) -> None:
     assert {"click", "toolsift"} <= loaded  # the probe does see what was imported
     assert sorted(loaded & HEAVY) == []
     if args == ["--help"]:
-        for name in ("bench", "demo", "eval", "index", "ingest", "node", "search"):
+        for name in ("bench", "demo", "eval", "index", "ingest", "node", "search", "serve"):
             assert f"  {name} " in output, name
 
 
 def test_subcommand_help_loads_no_model_library() -> None:
     # Subcommands may import opensearch-py, but the embedding stack loads only when a command runs.
-    commands = ["ingest", "search", "eval", "bench", "demo", "index", "node"]
+    commands = ["ingest", "search", "eval", "bench", "demo", "index", "node", "serve"]
     reports, _ = _probe(*([c, "--help"] for c in commands))
 
     for command, report in zip(commands, reports):

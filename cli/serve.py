@@ -1,0 +1,71 @@
+"""``toolsift serve``: long-running services (``serve ranker``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from toolsift.cli._context import AppContext, pass_app
+
+
+@click.group()
+def serve() -> None:
+    """Run toolsift services."""
+
+
+@serve.command("ranker")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8300, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
+              help="Learned MFTR weights (a `toolsift train` output or its weights.json); default: the "
+              "`weights` setting, else the fixed field weights.")
+@click.option("--reranker", help="Second-stage reranker: a `toolsift train reranker` artifact, 'tool-rank:smollm2', "
+              "'tool-rank:PATH' or 'cross-encoder:PATH' (default: the `reranker` setting; none: base ranking only).")
+@click.option("--rerank-top", type=click.IntRange(1, 1000), help="M: how many of the base ranker's best to rerank.")
+@click.option("--rerank-weight", type=click.FloatRange(0.0, 1.0), help="λ: the reranker's share of the fused score.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]),
+              help="Reranker device (default: the `reranker_device` setting; auto = CUDA when present).")
+@click.option("--token", help="Bearer token required on /v1/rank and /metrics (default: the `ranker_token` setting, "
+              "TOOLSIFT_RANKER_TOKEN; prefer the variable: a flag shows in the process list).")
+@click.option("--batch-wait-ms", type=click.FloatRange(0.0, 1000.0),
+              help="How long a reranker batch waits for more requests (default: `ranker_batch_wait_ms`).")
+@click.option("--max-batch-pairs", type=click.IntRange(1, 65536), default=256, show_default=True,
+              help="Most (query, document) pairs per shared reranker call.")
+@pass_app
+def ranker(
+    app: AppContext,
+    host: str,
+    port: int,
+    weights_path: Path | None,
+    reranker: str | None,
+    rerank_top: int | None,
+    rerank_weight: float | None,
+    device: str | None,
+    token: str | None,
+    batch_wait_ms: float | None,
+    max_batch_pairs: int,
+) -> None:
+    """Serve the ranker over HTTP: POST /v1/rank, GET /health, GET /metrics.
+
+    The model loads before the port opens; point searches at it with `toolsift search --ranker-url
+    http://HOST:PORT` (or the `ranker_url` setting).
+    """
+    import logging
+
+    from toolsift.ranker.pipeline import RankingPipeline
+    from toolsift.ranker.service import serve as run_service
+
+    settings = app.settings(weights=weights_path, reranker=reranker, rerank_top=rerank_top,
+                            rerank_weight=rerank_weight, reranker_device=device, ranker_token=token,
+                            ranker_batch_wait_ms=batch_wait_ms)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("toolsift.ranker.service").setLevel(logging.INFO)
+
+    def ready(pipeline: RankingPipeline) -> None:
+        model = pipeline.reranker
+        where = f"{model.name} on {model.device}, M={pipeline.rerank_top}, λ={pipeline.fusion_weight}" if model else "no reranker"
+        auth = "bearer token required" if settings.ranker_token else "no auth"
+        click.echo(f"ranker service: {pipeline.base.name} ({where}); {auth}; http://{host}:{port}", err=True)
+
+    run_service(settings, host=host, port=port, max_batch_pairs=max_batch_pairs, on_ready=ready)
