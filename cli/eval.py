@@ -9,6 +9,7 @@ import click
 
 from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._mftr_inputs import mftr_input_options
+from toolsift.cli._reranker_options import RerankerChoice, reranker_training_options
 from toolsift.cli._output import markdown_table, table, write_json
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 @click.option("--extensions/--no-extensions", default=False, show_default=True,
               help="mftr: also the rows beyond the paper (first-stage rank as a learned feature; "
                    "ToolRet's task instruction as one more tool need), marked with +.")
+@reranker_training_options(required=False)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON here.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @pass_app
@@ -42,6 +44,7 @@ def eval_command(
     inputs: MFTRInputs,
     ablations: bool,
     extensions: bool,
+    reranker: RerankerChoice | None,
     json_out: Path | None,
     quiet: bool,
 ) -> None:
@@ -55,7 +58,9 @@ def eval_command(
     on each training split, Table 3's ablation rows beside the paper's NDCG@10, the learned field
     weights (Table 5), and the first stage's recall with and without the learned weights pushed
     into it. Several folders make the mixed benchmark (one index, one query set). --extensions adds
-    the rows beyond the paper.
+    the rows beyond the paper. --reranker adds "MFTR + <reranker>": per fold a reranker trained on
+    the training queries over that fold's MFTR ranking, its fusion weight chosen on a dev slice of
+    them, with the ranking cost in ms/query beside every learned row.
     """
     from toolsift.cli._progress import progress_bars
     from toolsift.embedding import load_embedder
@@ -76,6 +81,9 @@ def eval_command(
                 ablations=ablations,
                 extensions=extensions,
                 depth=depth,
+                reranker=reranker.config if reranker else None,
+                reranker_base=reranker.base_model if reranker else None,
+                reranker_gguf=reranker.gguf_file if reranker else None,
                 progress=progress,
             )
         click.echo(render_mftr(mftr.to_dict()))
@@ -85,6 +93,8 @@ def eval_command(
         return
     if len(dataset_dirs) != 1:
         raise click.UsageError("several DATASET_DIRS (the mixed benchmark) need --method mftr")
+    if reranker is not None:
+        raise click.UsageError("--reranker is trained inside MFTR's folds: use it with --method mftr")
     from toolsift.evaluation.runner import run_eval
 
     with progress_bars(not quiet) as progress:
@@ -119,9 +129,16 @@ def render_mftr(result: dict[str, Any]) -> str:
     for row in result["ablations"]:
         paper = row["paper_ndcg@10"]
         delta = f"{row['metrics']['ndcg@10'] - paper:+.4f}" if paper is not None else ""
+        cost = row.get("ms_per_query")
         rows.append([f"+ {row['row']}" if row.get("beyond_paper") else row["row"], *(f"{row['metrics'][m]:.4f}" for m in measures),
-                     f"{paper:.4f}" if paper is not None else "–", delta])
-    lines.append(markdown_table(["row", *measures, "paper ndcg@10", "Δ"], rows))
+                     f"{paper:.4f}" if paper is not None else "–", delta, f"{cost:.1f}" if cost is not None else "–"])
+    lines.append(markdown_table(["row", *measures, "paper ndcg@10", "Δ", "rank ms/query"], rows))
+    rr = (result.get("protocol") or {}).get("reranker")
+    if rr:
+        weights = ", ".join(f"{f['fusion_weight']:.1f}" for f in rr["folds"])
+        lines += ["", f"Reranker {rr['kind']} from {Path(str(rr['base_model'])).name} (top {rr['training']['rerank_top']}): "
+                      f"λ per fold {weights}; training {sum(f['train_seconds'] for f in rr['folds']):.0f} s on "
+                      f"{rr['folds'][0]['device']}, {sum(f['pairs'] for f in rr['folds'])} pairs"]
     for row_name, report in result.get("weights", {}).items():
         if row_name != "MFTR":
             continue

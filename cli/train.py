@@ -11,13 +11,27 @@ import click
 from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._mftr_inputs import mftr_input_options
 from toolsift.cli._output import emit_json, table
+from toolsift.cli._reranker_options import RerankerChoice, reranker_training_options
 
 if TYPE_CHECKING:
     from toolsift.evaluation.mftr import MFTRInputs
 
 
+class _WeightsByDefault(click.Group):
+    """``toolsift train DATASET…`` keeps meaning ``toolsift train weights DATASET…``."""
 
-@click.command()
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["weights", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_WeightsByDefault)
+def train() -> None:
+    """Learn MFTR weights (`train weights`, the default) or a second-stage reranker (`train reranker`)."""
+
+
+@train.command("weights")
 @click.argument("dataset_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), default="minilm", show_default=True)
 @mftr_input_options
@@ -36,7 +50,7 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print the artifact as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @pass_app
-def train(
+def train_weights_command(
     app: AppContext,
     dataset_dirs: tuple[Path, ...],
     retriever: str,
@@ -96,3 +110,79 @@ def train(
     ))
     click.echo(f"bias {w.bias:.4f} · {saved.config['pairs']} pairs · {saved.config['device']} · "
                f"losses {saved.config['epoch_losses']}")
+
+
+@train.command("reranker")
+@click.argument("dataset_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), default="minilm", show_default=True)
+@mftr_input_options
+@reranker_training_options(required=True)
+@click.option("--fold", help="Train on this fold's training split of --folds (default: every query).")
+@click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
+              help="MFTR weights whose ranking gives the hard negatives (default: learned here on the same queries).")
+@click.option("--name", help="Artifact name (default: <dataset>-<kind>).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Artifact root (default: <data_dir>/rerankers).")
+@click.option("--json", "as_json", is_flag=True, help="Print the artifact record as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@pass_app
+def train_reranker_command(
+    app: AppContext,
+    dataset_dirs: tuple[Path, ...],
+    retriever: str,
+    inputs: MFTRInputs,
+    reranker: RerankerChoice,
+    fold: str | None,
+    weights_path: Path | None,
+    name: str | None,
+    out_dir: Path | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Train a cross-encoder or Tool-Rank (LoRA) reranker on ToolRet DATASET_DIRS, over MFTR's ranking.
+
+    Pairs: each training query's relevant tools and MFTR's top wrong tools; 15% of the queries are
+    held out to choose the fusion weight λ. CUDA when present. Writes a versioned artifact
+    (<out>/<name>/vNNN/reranker.json + model/ or adapter/) that the `reranker` setting loads.
+    """
+    from toolsift.cli._progress import progress_bars
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.mftr import train_reranker
+    from toolsift.ranker.artifact import load_artifact
+    from toolsift.ranker.reranker_artifact import save_reranker
+
+    settings = app.settings()
+    embedder = load_embedder(settings)
+    with progress_bars(not quiet) as progress:
+        fitted, record = train_reranker(
+            app.client(),
+            settings,
+            list(dataset_dirs),
+            retriever=retriever,  # type: ignore[arg-type]
+            embedder=embedder,
+            config=reranker.config,
+            base_model=reranker.base_model,
+            gguf_file=reranker.gguf_file,
+            inputs=inputs,
+            fold=fold,
+            weights=load_artifact(weights_path) if weights_path else None,
+            progress=progress,
+        )
+    root = out_dir or settings.data_dir / "rerankers"
+    saved = save_reranker(
+        fitted.outcome,
+        root,
+        name or f"{record['dataset']}-{reranker.config.kind}",
+        base_model=reranker.base_model / reranker.gguf_file if reranker.gguf_file else reranker.base_model,
+        gguf_file=None,
+        fusion_weight=fitted.fusion_weight,
+        rerank_top=reranker.config.rerank_top,
+        config=record,
+    )
+    if as_json:
+        emit_json({**saved.to_dict(), "path": str(saved.path)})
+        return
+    click.echo(f"wrote {saved.path}")
+    click.echo(f"{saved.kind} · {record['pairs']} pairs ({record['positives']} relevant) · {record['device']} · "
+               f"{record['train_seconds']} s · losses {record['epoch_losses']}")
+    click.echo(f"fusion weight λ = {fitted.fusion_weight} (dev NDCG@10 by λ: {record['dev_ndcg@10']})")

@@ -144,7 +144,7 @@ def _loop(
         for batch in _batches(pairs, config.batch_size, rng):
             loss = loss_of(batch)
             optimiser.zero_grad()
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(parameters, 1.0)
             optimiser.step()
             scheduler.step()
@@ -177,7 +177,8 @@ def train_cross_encoder(
         enc = tokenizer([p.query for p in batch], [p.document for p in batch], padding=True, truncation="longest_first",
                         max_length=config.max_length, return_tensors="pt").to(device)
         logits = model(**enc).logits.view(-1).float()
-        return bce(logits, torch.tensor([float(p.label) for p in batch], device=device))
+        loss: torch.Tensor = bce(logits, torch.tensor([float(p.label) for p in batch], device=device))
+        return loss
 
     losses = _loop([p for p in model.parameters() if p.requires_grad], pairs, config, loss_of, progress)
     model.eval()
@@ -214,7 +215,8 @@ def train_tool_rank(
 
     def loss_of(batch: list[RerankPair]) -> torch.Tensor:
         two = reranker.answer_logits(reranker.encode([(p.query, p.document) for p in batch]))
-        return ce(two, torch.tensor([p.label for p in batch], device=device))
+        loss: torch.Tensor = ce(two, torch.tensor([p.label for p in batch], device=device))
+        return loss
 
     losses = _loop([p for p in peft_model.parameters() if p.requires_grad], pairs, config, loss_of, progress)
     peft_model.eval()

@@ -18,8 +18,10 @@ Models load from local paths only; nothing is downloaded.
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -181,8 +183,9 @@ class CrossEncoderReranker:
         if not (path / "config.json").is_file():
             raise ConfigError(f"reranker: {path} is not a local transformers model folder (no config.json)")
         self.device = _device(device)
-        self.model = CrossEncoder(str(path), num_labels=1, max_length=max_length, device=str(self.device),
-                                  local_files_only=True)
+        with _quiet_loading():  # starting from an encoder, the new classifier head is reported as missing
+            self.model = CrossEncoder(str(path), num_labels=1, max_length=max_length, device=str(self.device),
+                                      local_files_only=True)
         self.name = name or f"cross-encoder:{path.name}"
         self.max_length = max_length
         self.batch_size = batch_size
@@ -193,6 +196,21 @@ class CrossEncoderReranker:
         scores = self.model.predict([list(p) for p in pairs], batch_size=self.batch_size, show_progress_bar=False,
                                     convert_to_numpy=True)
         return [float(s) for s in scores]
+
+
+@contextmanager
+def _quiet_loading() -> Iterator[None]:
+    from transformers.utils import logging as hf_logging
+
+    st_logger = logging.getLogger("sentence_transformers")
+    verbosity, level = hf_logging.get_verbosity(), st_logger.level
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    st_logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        st_logger.setLevel(level)
 
 
 def load_causal_lm(model_path: str | Path, *, gguf_file: str | None = None, device: str = "auto") -> tuple[Any, Any]:
@@ -210,8 +228,10 @@ def load_causal_lm(model_path: str | Path, *, gguf_file: str | None = None, devi
     kwargs: dict[str, Any] = {"local_files_only": True}
     if gguf_file:
         kwargs["gguf_file"] = gguf_file
-    tokenizer = AutoTokenizer.from_pretrained(str(path), **kwargs)
-    model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, **kwargs).to(target)
+    with _quiet_loading():
+        tokenizer = AutoTokenizer.from_pretrained(str(path), **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, **kwargs)
+    model = model.to(target)  # type: ignore[arg-type]
     return model, tokenizer
 
 

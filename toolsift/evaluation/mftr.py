@@ -47,11 +47,14 @@ from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError, CatalogError
 from toolsift.evaluation.datasets import Benchmark, load_benchmark, load_folds
 from toolsift.evaluation.metrics import evaluate
+from toolsift.evaluation.rerank import FittedReranker, RerankQuery, fit_reranker, mean, rerank_run
 from toolsift.evaluation.runner import ensure_eval_index, latency_summary, ranked_run
 from toolsift.query.builder import FieldSignals, kinds_for
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.artifact import WeightsArtifact
 from toolsift.ranker.mftr import FIELDS_AND_RANK, MFTRRanker, MFTRWeights
+from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.reranker_training import RerankerTrainingConfig
 from toolsift.ranker.training import TrainingConfig, TrainingQuery, train_mftr
 from toolsift.search import Searcher
 
@@ -69,6 +72,7 @@ __all__ = [
     "load_hard_negatives",
     "make_folds",
     "train_weights",
+    "train_reranker",
 ]
 
 MFTR_MEASURES: tuple[str, ...] = (
@@ -229,11 +233,14 @@ class AblationRow:
     query: str
     scoring: str
     beyond_paper: bool = False
+    #: Mean ranking cost per query in ms (the learned model; plus the reranker on reranker rows).
+    ms_per_query: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "row": self.name,
             "beyond_paper": self.beyond_paper,
+            "ms_per_query": None if self.ms_per_query is None else round(self.ms_per_query, 2),
             "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
             "fold_mean": {k: round(v, 4) for k, v in self.fold_mean.items()},
             "paper_ndcg@10": self.paper_ndcg10,
@@ -364,13 +371,14 @@ def _collect(
     wanted: Mapping[str, Sequence[str]],
     progress: Callable[[str, int, int], None] | None,
     label: str,
+    documents: bool = False,
 ) -> dict[str, _QuerySignals]:
     out: dict[str, _QuerySignals] = {}
     for done, (qid, sq) in enumerate(queries.items(), start=1):
         vectors = searcher.encode(sq, retriever)
-        first = searcher.candidate_signals(sq, vectors, retriever, depth, parameters=True)
+        first = searcher.candidate_signals(sq, vectors, retriever, depth, parameters=True, documents=documents)
         extra_ids = [d for d in wanted.get(qid, ()) if d not in first]
-        extra = searcher.signals_for(sq, vectors, retriever, extra_ids, parameters=True)
+        extra = searcher.signals_for(sq, vectors, retriever, extra_ids, parameters=True, documents=documents)
         out[qid] = _QuerySignals(first, extra)
         if progress:
             progress(label, done, len(queries))
@@ -398,11 +406,20 @@ def _training_queries(
     return out
 
 
-def _run_of(ranker: MFTRRanker, signals: Mapping[str, _QuerySignals], qids: Sequence[str], depth: int) -> dict[str, dict[str, float]]:
+def _run_of(
+    ranker: MFTRRanker,
+    signals: Mapping[str, _QuerySignals],
+    qids: Sequence[str],
+    depth: int,
+    costs: list[float] | None = None,
+) -> dict[str, dict[str, float]]:
     run = {}
     for qid in qids:
         cands = list(signals[qid].first_stage.values())
+        t0 = time.perf_counter()
         ranked = ranker.rank(cands, depth)
+        if costs is not None:
+            costs.append((time.perf_counter() - t0) * 1000)
         run[qid] = ranked_run((t.doc_id for t in ranked), depth)
     return run
 
@@ -544,6 +561,57 @@ def train_weights(
     )
 
 
+def train_reranker(
+    client: OpenSearch,
+    settings: Settings,
+    dataset_dirs: Sequence[Path],
+    *,
+    retriever: Retriever,
+    embedder: Embedder,
+    config: RerankerTrainingConfig,
+    base_model: str | Path,
+    gguf_file: str | None = None,
+    inputs: MFTRInputs = MFTRInputs(),
+    fold: str | None = None,
+    weights: WeightsArtifact | None = None,
+    training: TrainingConfig = TrainingConfig(),
+    n_negatives: int = 64,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> tuple[FittedReranker, dict[str, Any]]:
+    """Train a reranker on a benchmark's queries (all, or one fold's training split) over MFTR.
+
+    MFTR's ranking supplies the hard negatives: ``weights`` when given, else weights learned here on
+    the same queries. Returns the fitted reranker and the configuration its artifact records.
+    """
+    prep = _prepare(client, settings, dataset_dirs, embedder=embedder, inputs=inputs, n_negatives=n_negatives)
+    if fold is not None and fold not in prep.folds:
+        raise BadQueryError(f"fold {fold!r} is not in the folds ({', '.join(sorted(prep.folds))})")
+    train_ids = [q for q in (prep.folds[fold]["train"] if fold is not None else prep.qids) if q in prep.qrels]
+    form = "rewrite" if prep.has_rw else "raw"
+    queries = {q: prep.structured(form, q) for q in train_ids}
+    signals = _collect(prep.searchers["std"], queries, retriever, max(100, settings.candidates), prep.wanted,
+                       progress, "training queries", documents=True)
+    if weights is None:
+        mftr = train_mftr(_training_queries(signals, train_ids, prep.qrels, prep.negatives, n_negatives),
+                          kinds_for(retriever), training).weights
+    else:
+        mftr = weights.weights
+    fitted = fit_reranker(MFTRRanker(mftr), _rerank_queries(prep, signals, form, train_ids), prep.qrels, config,
+                          base_model=base_model, gguf_file=gguf_file, progress=progress)
+    record = {
+        "dataset": prep.name,
+        "index": prep.indices["std"],
+        "retriever": retriever,
+        "embedding_model": embedder.name,
+        "fold": fold,
+        "training_queries": len(train_ids),
+        "mftr_weights": str(weights.path) if weights is not None and weights.path else mftr.to_dict(),
+        "training": config.to_dict(),
+        **fitted.report(),
+    }
+    return fitted, record
+
+
 # --- the evaluation ---------------------------------------------------------------------------------
 def run_mftr_eval(
     client: OpenSearch,
@@ -558,6 +626,9 @@ def run_mftr_eval(
     depth: int = 100,
     training: TrainingConfig = TrainingConfig(),
     n_negatives: int = 64,
+    reranker: RerankerTrainingConfig | None = None,
+    reranker_base: str | Path | None = None,
+    reranker_gguf: str | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> MFTREvalResult:
     """Run MFTR (and its ablations) with 5-fold cross-validation on one or several ToolRet sets.
@@ -575,6 +646,9 @@ def run_mftr_eval(
         extensions: also run the rows beyond the paper (:data:`EXTENSIONS`).
         depth: run depth per query; the first stage returns ``max(depth, settings.candidates)``.
         training: the optimisation recipe (MFTR's by default).
+        reranker: also train a second-stage reranker per fold on top of that fold's MFTR model and
+            report "MFTR + <kind>" (:mod:`toolsift.evaluation.rerank`); ``reranker_base`` is the
+            local model it starts from (``reranker_gguf``: a GGUF file name inside it).
     """
     started = time.perf_counter()
     prep = _prepare(client, settings, dataset_dirs, embedder=embedder, inputs=inputs, n_negatives=n_negatives)
@@ -601,7 +675,8 @@ def run_mftr_eval(
         key = (indices[docs], form)  # without LLM standardisation "std" is the raw index
         if key not in signal_cache:
             sqs = {q: structured(form, q) for q in qids}
-            signal_cache[key] = _collect(searchers[docs], sqs, retriever, cand_depth, wanted, progress, f"{docs}/{form}")
+            signal_cache[key] = _collect(searchers[docs], sqs, retriever, cand_depth, wanted, progress, f"{docs}/{form}",
+                                         documents=reranker is not None)
         return signal_cache[key]
 
     results: list[AblationRow] = []
@@ -609,8 +684,10 @@ def run_mftr_eval(
     latencies: list[float] = []
     first_stage: dict[str, Any] = {}
     paper = PAPER_NDCG10.get((name, retriever), {})
+    mftr_weights: dict[str, MFTRWeights] = {}
     for row in rows:
         per_fold: list[dict[str, float]] = []
+        costs: list[float] = []
         if row.scoring == "flat":
             if retriever == "hybrid":
                 continue  # Full-Doc has no hybrid form
@@ -645,7 +722,9 @@ def run_mftr_eval(
                     weights = outcome.weights
                     fold_weights.append({"fold": fold_name, "pairs": outcome.pairs, "device": outcome.device,
                                          "seconds": round(outcome.seconds, 2), **weights.to_dict()})
-                run = _run_of(MFTRRanker(weights), signals, test, depth)
+                run = _run_of(MFTRRanker(weights), signals, test, depth, costs)
+                if row.name == "MFTR":
+                    mftr_weights[fold_name] = weights
                 merged_run.update(run)
                 per_fold.append(evaluate({q: qrels[q] for q in test}, run, MFTR_MEASURES))
                 if row.name == "MFTR":
@@ -670,8 +749,16 @@ def run_mftr_eval(
         merged = evaluate({q: qrels[q] for q in merged_run}, merged_run, MFTR_MEASURES)
         results.append(
             AblationRow(row.name, merged, _mean(per_fold), per_fold, paper.get(row.name), row.docs, row.query,
-                        row.scoring, beyond_paper=row in EXTENSIONS)
+                        row.scoring, beyond_paper=row in EXTENSIONS, ms_per_query=mean(costs))
         )
+    reranker_report: dict[str, Any] = {}
+    if reranker is not None and mftr_weights:
+        form = "rewrite" if has_rw else "raw"
+        row_result, reranker_report = _reranker_row(
+            prep, signals_for("std", form), form, fold_items, mftr_weights, reranker, reranker_base, reranker_gguf,
+            depth, progress,
+        )
+        results.append(row_result)
     if first_stage.get("folds"):
         folds_fs = first_stage["folds"]
         first_stage = {
@@ -706,9 +793,69 @@ def run_mftr_eval(
             "standardized": [str(p) for p in inputs.standardized] or "rule-based standardisation (no LLM)",
             "raw_query": "the request as every need text, and as one extracted argument",
             "main_row": main.name if main else None,
+            "reranker": reranker_report or None,
             "seconds": round(time.perf_counter() - started, 1),
         },
     )
+
+
+def _rerank_queries(prep: _Prepared, signals: Mapping[str, _QuerySignals], form: str,
+                    qids: Sequence[str]) -> list[RerankQuery]:
+    out = []
+    for qid in qids:
+        sig = signals.get(qid)
+        if sig is None:
+            continue
+        relevant = {d: s for d, g in prep.qrels.get(qid, {}).items() if g > 0 and (s := sig.get(d)) is not None}
+        out.append(RerankQuery(qid, prep.structured(form, qid), list(sig.first_stage.values()), relevant))
+    return out
+
+
+def _reranker_row(
+    prep: _Prepared,
+    signals: Mapping[str, _QuerySignals],
+    form: str,
+    fold_items: Sequence[tuple[str, Mapping[str, list[str]]]],
+    mftr_weights: Mapping[str, MFTRWeights],
+    config: RerankerTrainingConfig,
+    base_model: str | Path | None,
+    gguf_file: str | None,
+    depth: int,
+    progress: Callable[[str, int, int], None] | None,
+) -> tuple[AblationRow, dict[str, Any]]:
+    """"MFTR + <reranker>": per fold, a reranker trained on the fold's training queries over that
+    fold's MFTR ranking, λ chosen on a dev slice, applied to the test queries."""
+    if base_model is None:
+        raise BadQueryError("a reranker row needs the base model it is trained from (reranker_base)")
+    per_fold: list[dict[str, float]] = []
+    merged_run: dict[str, dict[str, float]] = {}
+    costs: list[float] = []
+    folds_report = []
+    for fold_name, fold in fold_items:
+        ranker = MFTRRanker(mftr_weights[fold_name])
+        fitted = fit_reranker(ranker, _rerank_queries(prep, signals, form, fold["train"]), prep.qrels, config,
+                              base_model=base_model, gguf_file=gguf_file, depth=depth, progress=progress)
+        pipeline = RankingPipeline(ranker, fitted.outcome.reranker, rerank_top=config.rerank_top,
+                                   fusion_weight=fitted.fusion_weight)
+        test = _rerank_queries(prep, signals, form, fold["test"])
+        fold_costs: list[float] = []
+        run = rerank_run(pipeline, test, depth, fold_costs)
+        costs += fold_costs
+        merged_run.update(run)
+        per_fold.append(evaluate({q: prep.qrels[q] for q in run}, run, MFTR_MEASURES))
+        folds_report.append({"fold": fold_name, **fitted.report(), "test_ms_per_query": round(mean(fold_costs) or 0, 2),
+                             "test_ndcg@10": round(per_fold[-1]["ndcg@10"], 4)})
+        del pipeline, fitted  # free the model before the next fold trains its own
+    label = "cross-encoder" if config.kind == "cross-encoder" else "Tool-Rank"
+    merged = evaluate({q: prep.qrels[q] for q in merged_run}, merged_run, MFTR_MEASURES)
+    row = AblationRow(f"MFTR + {label}", merged, _mean(per_fold), per_fold, None, "std", form,
+                      f"learned + {config.kind} on the top {config.rerank_top}", beyond_paper=False,
+                      ms_per_query=mean(costs))
+    report = {"kind": config.kind, "base_model": str(base_model), "gguf_file": gguf_file,
+              "training": config.to_dict(), "folds": folds_report,
+              "protocol": "per fold: trained on the training queries minus a 15% dev slice (relevant tools + "
+                          "MFTR's top wrong tools), λ chosen on the dev slice, test queries through RankingPipeline"}
+    return row, report
 
 
 def _mine_negatives(
