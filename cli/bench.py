@@ -8,24 +8,16 @@ from typing import Any
 import click
 
 from toolsift.cli._context import AppContext, pass_app
+from toolsift.cli._groups import DefaultSubcommandGroup
 from toolsift.cli._output import table, write_json
 
 _DEFAULT = "latency"
 
 
-class _BenchGroup(click.Group):
-    """A group whose default subcommand is ``latency``: ``toolsift bench DATASET_DIR`` keeps working."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
-            args = [_DEFAULT, *args]
-        return super().parse_args(ctx, args)
-
-
-@click.group(cls=_BenchGroup)
+@click.group(cls=DefaultSubcommandGroup, default=_DEFAULT)
 def bench() -> None:
-    """Benchmarks: ingest throughput and search latency (`bench [latency] DATASET_DIR`), and the ranker
-    service's failover drill (`bench failover`)."""
+    """Benchmarks: ingest throughput and search latency (`bench [latency] DATASET_DIR`), the ranker
+    service's failover drill (`bench failover`) and reranking cost (`bench rerank`)."""
 
 
 @bench.command(_DEFAULT)
@@ -155,3 +147,85 @@ def failover(
     click.echo(f"wrote {out}", err=True)
     if not figures["ok"]:
         raise SystemExit(1)
+
+
+@bench.command("rerank")
+@click.argument("dataset_dir", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--queries", "queries_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Queries instead of DATASET_DIR's: JSON (strings, or objects with query/text) or one per line.")
+@click.option("--index", "index_alias", help="The index the requests come from (default: the configured one).")
+@click.option("-n", "--n-queries", type=click.IntRange(2), default=20, show_default=True, help="Requests timed.")
+@click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), help="Default: the configured one.")
+@click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
+              help="Learned MFTR weights (the base ranker; default: the fixed field weights).")
+@click.option("--reranker", "rerankers", multiple=True,
+              help="A reranker to time (repeatable): a trained artifact, cross-encoder:PATH, tool-rank:PATH or "
+                   "tool-rank:smollm2. Default: the bundled MiniLM as a cross-encoder and the bundled SmolLM2 as Tool-Rank.")
+@click.option("--rerank-top", type=click.IntRange(1, 1000), default=20, show_default=True, help="M.")
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), help="Reranker device (default: the setting).")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True,
+              help="Clients sending at once in the service's concurrent run.")
+@click.option("--no-service", is_flag=True, help="Only the in-process transport.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the figures here (default: bench-rerank-<index>.json).")
+@pass_app
+def rerank(
+    app: AppContext,
+    dataset_dir: Path | None,
+    queries_file: Path | None,
+    index_alias: str | None,
+    n_queries: int,
+    retriever: str | None,
+    weights_path: Path | None,
+    rerankers: tuple[str, ...],
+    rerank_top: int,
+    device: str | None,
+    concurrency: int,
+    no_service: bool,
+    json_out: Path | None,
+) -> None:
+    """Reranking cost: latency per query and pairs/s for MFTR, each reranker, in-process and as a service.
+
+    Requests are real (the first stage and exact field scores of DATASET_DIR's queries on the index,
+    candidate texts included); each configuration is timed in-process and through `toolsift serve
+    ranker` (one request at a time, then --concurrency clients, so cross-request batching shows).
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.failover import read_queries
+    from toolsift.rerank_bench import run_rerank_bench
+
+    if (dataset_dir is None) == (queries_file is None):
+        raise click.UsageError("give DATASET_DIR or --queries FILE (one of them)")
+    _, queries = read_queries(dataset_dir, queries_file)
+    settings = app.settings(index=index_alias, retriever=retriever, weights=weights_path, rerank_top=rerank_top,
+                            reranker_device=device)
+    if not rerankers:
+        from toolsift.ranker.rerankers import bundled_minilm_path
+
+        rerankers = (f"cross-encoder:{bundled_minilm_path()}", "tool-rank:smollm2")
+    client = app.client()
+    embedder = None if settings.retriever == "bm25" else load_embedder(settings)
+    figures = run_rerank_bench(client, settings, embedder, queries[:n_queries], rerankers=rerankers,
+                               retriever=settings.retriever, service=not no_service, concurrency=concurrency,
+                               progress=lambda line: click.echo(line, err=True))
+    click.echo(f"{figures['queries']} requests from {figures['index']} ({figures['retriever']}, "
+               f"{figures['candidates_per_query']} candidates each), torch threads {figures['torch_threads']}, "
+               f"CUDA: {figures['cuda'] or 'none'}")
+    rows: list[list[Any]] = []
+    for row in figures["rows"]:
+        local = row["in_process"]
+        rows.append([row["config"], "in-process", row["device"], row["rerank_top"] or "–", local["latency_ms"]["p50"],
+                     local["latency_ms"]["p95"], local["added_ms"], local["pairs_per_s"] or "–",
+                     local.get("peak_batched_pairs_per_s", "–")])
+        remote = row.get("service")
+        if remote:
+            rows.append([row["config"], f"service (x{remote['concurrency']}: {remote['concurrent_requests_per_s']} req/s, "
+                         f"batch {remote['mean_batch_pairs'] or '–'} pairs)", remote["device"], row["rerank_top"] or "–",
+                         remote["sequential_latency_ms"]["p50"], remote["sequential_latency_ms"]["p95"],
+                         round(remote["sequential_latency_ms"]["mean"] - local["latency_ms"]["mean"] + local["added_ms"], 2),
+                         remote["sequential_pairs_per_s"] or "–", remote["concurrent_pairs_per_s"] or "–"])
+    click.echo(table(["config", "transport", "device", "M", "p50 ms", "p95 ms", "added ms", "pairs/s",
+                      "batched pairs/s"], rows))
+    out = json_out or Path(f"bench-rerank-{figures['index']}.json")
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)

@@ -35,12 +35,12 @@ _SHORT_HELP: dict[str, str] = {
     "ingest": "Load a tool catalog, standardise, embed and index it.",
     "search": "Search the tool index for a request.",
     "eval": "Evaluate retrieval quality on a benchmark folder.",
-    "bench": "Measure ingest and search speed; the ranker failover drill.",
+    "bench": "Measure ingest, search latency and reranking cost; the ranker failover drill.",
     "demo": "Start the node, ingest LiveMCPBench, run a few searches.",
     "index": "Inspect index versions and aliases.",
     "cache": "Import, inspect and clear the LLM output cache.",
     "standardize": "Standardise a catalog with the LLM into an MFTR file.",
-    "train": "Learn MFTR field weights and the missing-parameter penalty.",
+    "train": "Learn MFTR field weights, or a second-stage reranker.",
     "serve": "Run the ranker as an HTTP service (serve ranker).",
 }
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import click
 
 from toolsift.cli._context import AppContext, pass_app
+from toolsift.cli._groups import DefaultSubcommandGroup
 from toolsift.cli._mftr_inputs import mftr_input_options
 from toolsift.cli._output import emit_json, table
 from toolsift.cli._reranker_options import RerankerChoice, reranker_training_options
@@ -17,16 +17,7 @@ if TYPE_CHECKING:
     from toolsift.evaluation.mftr import MFTRInputs
 
 
-class _WeightsByDefault(click.Group):
-    """``toolsift train DATASET…`` keeps meaning ``toolsift train weights DATASET…``."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["weights", *args]
-        return super().parse_args(ctx, args)
-
-
-@click.group(cls=_WeightsByDefault)
+@click.group(cls=DefaultSubcommandGroup, default="weights")
 def train() -> None:
     """Learn MFTR weights (`train weights`, the default) or a second-stage reranker (`train reranker`)."""
 
