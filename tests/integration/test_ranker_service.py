@@ -134,3 +134,22 @@ def test_the_search_command_takes_a_ranker_url_and_says_when_it_degraded(
     assert "degraded:" not in ranked.output
     assert f"degraded: ranker service at {served.url} unreachable" in degraded.output
     assert "(first-stage order)" in degraded.output
+
+
+def test_the_reranker_setting_reranks_the_top_m_with_each_candidates_text(
+    client: Any, settings: Any, embedder: Any, seeded_cross_encoder: Path
+) -> None:
+    configured = settings.with_overrides(reranker=f"cross-encoder:{seeded_cross_encoder}", rerank_top=4,
+                                         rerank_weight=0.5)
+    searcher = Searcher(client, configured, embedder)
+    sq = searcher.structure(QUERIES[0])
+    signals = searcher.candidate_signals(sq, searcher.encode(sq, "minilm"), "minilm", 10, documents=True)
+    assert signals and all(s.document.startswith("name: ") and "\ndescription: " in s.document for s in signals.values())
+
+    result = searcher.search(QUERIES[0], top_k=6, retriever="minilm")
+
+    assert result.reranker is not None and result.reranker.startswith("cross-encoder:")
+    assert [t.reranker_score is not None for t in result.tools] == [True] * 4 + [False] * 2
+    head = result.to_dict()["tools"][0]
+    assert head["reranker_score"] is not None and head["base_score"] is not None
+    assert "reranker" in head["contributions"]
