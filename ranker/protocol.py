@@ -11,6 +11,7 @@ builds, and size limits live in one place.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -64,22 +65,7 @@ class Candidate(BaseModel):
 
     @classmethod
     def from_signals(cls, s: FieldSignals) -> Candidate:
-        return cls(
-            doc_id=s.doc_id,
-            name=s.name,
-            entity=s.entity,
-            agent_id=s.agent_id,
-            first_stage_score=s.first_stage_score,
-            first_stage_rank=s.first_stage_rank,
-            fields={k: dict(v) for k, v in s.fields.items()},
-            parameters={
-                k: [ParameterMatchModel(name=m.name, required=m.required, score=m.score) for m in v]
-                for k, v in s.parameters.items()
-            },
-            parameter_names=list(s.parameter_names),
-            arguments=s.arguments,
-            document=s.document,
-        )
+        return cls.model_validate(asdict(s))  # the same field names, on purpose
 
     def signals(self) -> FieldSignals:
         return FieldSignals(
@@ -162,20 +148,7 @@ class RankedResult(BaseModel):
 
     @classmethod
     def from_tool(cls, t: RankedTool) -> RankedResult:
-        return cls(
-            doc_id=t.doc_id,
-            name=t.name,
-            entity=t.entity,
-            agent_id=t.agent_id,
-            score=t.score,
-            base_score=t.base_score,
-            reranker_score=t.reranker_score,
-            field_scores=dict(t.field_scores),
-            contributions=dict(t.contributions),
-            raw_scores={k: dict(v) for k, v in t.raw_scores.items()},
-            missing_required=list(t.missing_required),
-            first_stage_rank=t.first_stage_rank,
-        )
+        return cls.model_validate(asdict(t))  # the same field names, on purpose
 
     def tool(self) -> RankedTool:
         return RankedTool(
