@@ -35,7 +35,7 @@ _SHORT_HELP: dict[str, str] = {
     "ingest": "Load a tool catalog, standardise, embed and index it.",
     "search": "Search the tool index for a request.",
     "eval": "Evaluate retrieval quality on a benchmark folder.",
-    "bench": "Measure ingest, search latency and reranking cost; the ranker failover drill.",
+    "bench": "Ingest, search and reranking benchmarks; failover drill.",
     "demo": "Start the node, ingest LiveMCPBench, run a few searches.",
     "index": "Inspect index versions and aliases.",
     "cache": "Import, inspect and clear the LLM output cache.",

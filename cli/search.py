@@ -31,6 +31,8 @@ from toolsift.cli._output import emit_json, table
 @click.option("--ranker-url", help="Rank with the `toolsift serve ranker` service at this URL (e.g. "
               "http://127.0.0.1:8300) instead of in-process; when it cannot answer, the first-stage order "
               "is shown, marked degraded. Default: the `ranker_url` setting.")
+@click.option("--reranker", help="Second-stage reranker in-process: a `toolsift train reranker` artifact, "
+              "tool-rank:smollm2, tool-rank:PATH or cross-encoder:PATH. Default: the `reranker` setting.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON with per-field scores and timings.")
 @pass_app
 def search(
@@ -46,6 +48,7 @@ def search(
     weights_path: Path | None,
     instruction: str | None,
     ranker_url: str | None,
+    reranker: str | None,
     as_json: bool,
 ) -> None:
     """Search the tool index for QUERY and show why each tool ranked where it did."""
@@ -67,7 +70,8 @@ def search(
         source = "off" if not rewrite or method == "full-doc" else ""
     else:
         raise click.UsageError("give a QUERY or --structured FILE")
-    settings = app.settings(index=index_alias, retriever=retriever, weights=weights_path, ranker_url=ranker_url)
+    settings = app.settings(index=index_alias, retriever=retriever, weights=weights_path, ranker_url=ranker_url,
+                            reranker=reranker)
     client = app.client()  # an unreachable node is reported before the model loads
     embedder = None if settings.retriever == "bm25" and method == "full-doc" else load_embedder(settings)
     searcher = Searcher(client, settings, embedder)
@@ -135,10 +139,18 @@ def render_result(result: object, *, rewrite_source: str | None = None) -> str:
         ]))
         return "\n".join(lines)
     fields = ["description", "parameters", "response", "examples"]
+    if result.reranker:
+        lines.append(f"reranked by {result.reranker} (reranker score: its own; score: fused with the base ranker's)")
     rows = []
     for i, t in enumerate(result.tools, start=1):
         contrib = " ".join(f"{f[:4]}={t.contributions.get(f, 0):.2f}" for f in fields) if t.contributions else ""
-        rows.append([i, t.name, (t.agent_id or "").removeprefix("agent:"), round(t.score, 4), contrib,
-                     ",".join(t.missing_required)])
-    lines.append(table(["#", "tool", "agent", "score", "weighted field contributions", "missing required"], rows))
+        row = [i, t.name, (t.agent_id or "").removeprefix("agent:"), round(t.score, 4), contrib,
+               ",".join(t.missing_required)]
+        if result.reranker:
+            row.insert(4, "–" if t.reranker_score is None else round(t.reranker_score, 4))
+        rows.append(row)
+    headers = ["#", "tool", "agent", "score", "weighted field contributions", "missing required"]
+    if result.reranker:
+        headers.insert(4, "reranker")
+    lines.append(table(headers, rows))
     return "\n".join(lines)
