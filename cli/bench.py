@@ -214,17 +214,17 @@ def rerank(
     rows: list[list[Any]] = []
     for row in figures["rows"]:
         local = row["in_process"]
-        rows.append([row["config"], "in-process", row["device"], row["rerank_top"] or "–", local["latency_ms"]["p50"],
+        rows.append([row["ranker"], "in-process", row["device"], row["rerank_top"] or "–", local["latency_ms"]["p50"],
                      local["latency_ms"]["p95"], local["added_ms"], local["pairs_per_s"] or "–",
                      local.get("peak_batched_pairs_per_s", "–")])
         remote = row.get("service")
         if remote:
-            rows.append([row["config"], f"service (x{remote['concurrency']}: {remote['concurrent_requests_per_s']} req/s, "
+            rows.append([row["ranker"], f"service (x{remote['concurrency']}: {remote['concurrent_requests_per_s']} req/s, "
                          f"batch {remote['mean_batch_pairs'] or '–'} pairs)", remote["device"], row["rerank_top"] or "–",
                          remote["sequential_latency_ms"]["p50"], remote["sequential_latency_ms"]["p95"],
                          round(remote["sequential_latency_ms"]["mean"] - local["latency_ms"]["mean"] + local["added_ms"], 2),
                          remote["sequential_pairs_per_s"] or "–", remote["concurrent_pairs_per_s"] or "–"])
-    click.echo(table(["config", "transport", "device", "M", "p50 ms", "p95 ms", "added ms", "pairs/s",
+    click.echo(table(["ranker", "transport", "device", "M", "p50 ms", "p95 ms", "added ms", "pairs/s",
                       "batched pairs/s"], rows))
     out = json_out or Path(f"bench-rerank-{figures['index']}.json")
     write_json(out, figures)
