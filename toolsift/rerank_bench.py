@@ -65,7 +65,10 @@ def build_requests(client: Any, settings: Settings, embedder: Embedder | None, q
 
 def _in_process(pipeline: RankingPipeline, requests: Sequence[RankRequest]) -> dict[str, Any]:
     pipeline.rank(requests[0])  # warm-up: first-call allocations and kernel selection
-    totals, bases, reranks, pairs = [], [], [], 0
+    totals: list[float] = []
+    bases: list[float] = []
+    reranks: list[float] = []
+    pairs = 0
     for request in requests:
         t0 = time.perf_counter()
         answer = pipeline.rank(request)
