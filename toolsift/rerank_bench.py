@@ -76,12 +76,13 @@ def _in_process(pipeline: RankingPipeline, requests: Sequence[RankRequest]) -> d
         bases.append(answer.timings_ms.get("base", 0.0))
         reranks.append(answer.timings_ms.get("rerank", 0.0))
         pairs += answer.reranked
+    rerank_seconds = sum(reranks) / 1000
     figures: dict[str, Any] = {
         "latency_ms": _percentiles(totals),
         "base_ms": _percentiles(bases),
         "rerank_ms": _percentiles(reranks),
         "pairs": pairs,
-        "pairs_per_s": round(pairs / (sum(reranks) / 1000), 1) if pairs and sum(reranks) else None,
+        "pairs_per_s": round(pairs / rerank_seconds, 1) if pairs and rerank_seconds > 0 else None,
     }
     if pipeline.reranker is not None:
         all_pairs = [p for r in requests for p in pipeline.base_pass(r)[1]]
