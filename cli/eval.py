@@ -30,6 +30,11 @@ if TYPE_CHECKING:
 @click.option("--extensions/--no-extensions", default=False, show_default=True,
               help="mftr: also the rows beyond the paper (first-stage rank as a learned feature; "
                    "ToolRet's task instruction as one more tool need), marked with +.")
+@click.option("--set", "set_mode", is_flag=True,
+              help="Score tool *sets* (TRACC, recall@gt, ndcg@gt, set-size error; K = the gold set's size) on a BEIR "
+                   "folder with qrels/train.tsv and qrels/test.tsv, with the reference rows (nearest training "
+                   "query's set, dense top-3, dense top-|gold| as an oracle).")
+@click.option("--no-history", is_flag=True, help="--set: use nothing from the train split (cold start).")
 @reranker_training_options(required=False)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON here.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -44,6 +49,8 @@ def eval_command(
     inputs: MFTRInputs,
     ablations: bool,
     extensions: bool,
+    set_mode: bool,
+    no_history: bool,
     reranker: RerankerChoice | None,
     json_out: Path | None,
     quiet: bool,
@@ -67,6 +74,22 @@ def eval_command(
 
     settings = app.settings()
     embedder = load_embedder(settings)
+    if set_mode:
+        if len(dataset_dirs) != 1:
+            raise click.UsageError("--set evaluates one BEIR folder")
+        from toolsift.evaluation.sets import SET_MEASURES, run_set_eval
+
+        with progress_bars(not quiet) as progress:
+            sets = run_set_eval(app.client(), settings, dataset_dirs[0], embedder=embedder, no_history=no_history,
+                                progress=progress)
+        click.echo(f"## {sets.dataset} · sets · {sets.retriever} · {sets.n_queries} test queries")
+        click.echo(markdown_table(["row", *SET_MEASURES], [
+            [r.name, *(f"{r.metrics[m]:.4f}" for m in SET_MEASURES)] for r in sets.rows
+        ]))
+        if json_out:
+            write_json(json_out, sets.to_dict())
+            click.echo(f"wrote {json_out}", err=True)
+        return
     if method == "mftr":
         from toolsift.evaluation.mftr import run_mftr_eval
 

@@ -1,0 +1,172 @@
+"""``toolsift eval --set``: tool-*set* recommendation scored as PTR scores it.
+
+A set method answers each test query with an ordered set of tools whose size it decides. Scores,
+averaged over the test queries (K = the size of that query's gold set, as PTR reports):
+
+* ``tracc`` — (1 − |n₂ − n₁| / |A ∪ B|) · |A ∩ B| / n₁ (:func:`~toolsift.ranker.metrics.tracc.tracc`);
+* ``recall@gt`` — |A ∩ B[:K]| / K;
+* ``ndcg@gt`` — nDCG of B's order cut at K, binary gains;
+* ``set_size_error`` — |n₂ − n₁|, and ``set_size`` — n₂.
+
+Reference rows, measured in the same run on the same index (the test split only; history — the
+training queries and their tool sets — from the train split only):
+
+* ``nearest training query's set`` — the gold set of the most similar training query (cosine of the
+  embedding model's query vectors): history alone;
+* ``dense top-3`` — the first three tools of a dense (Full-Doc) search on the index;
+* ``dense top-|gold| (oracle size)`` — as many as the gold set holds: it is told the size, so it is
+  labelled an oracle.
+
+With ``no_history`` the row that needs history is left out.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from opensearchpy import OpenSearch
+
+from toolsift.config import Settings
+from toolsift.embedding import Embedder
+from toolsift.errors import CatalogError
+from toolsift.evaluation.datasets import load_benchmark
+from toolsift.evaluation.runner import ensure_eval_index, eval_index_name
+from toolsift.ranker.metrics.tracc import tracc
+from toolsift.search import Searcher
+
+__all__ = ["SET_MEASURES", "set_scores", "SetRow", "SetEvalResult", "run_set_eval"]
+
+SET_MEASURES: tuple[str, ...] = ("tracc", "recall@gt", "ndcg@gt", "set_size_error", "set_size")
+
+
+def set_scores(gold: Sequence[str] | set[str], recommended: Sequence[str]) -> dict[str, float]:
+    """The per-query scores of one recommended, ordered set against the gold set."""
+    gold_set = set(gold)
+    ordered = list(dict.fromkeys(recommended))
+    k = len(gold_set)
+    head = ordered[:k]
+    hits = [1.0 if t in gold_set else 0.0 for t in head]
+    dcg = sum(h / math.log2(i + 2) for i, h in enumerate(hits))
+    idcg = sum(1.0 / math.log2(i + 2) for i in range(k))
+    return {
+        "tracc": tracc(gold_set, ordered),
+        "recall@gt": sum(hits) / k,
+        "ndcg@gt": dcg / idcg,
+        "set_size_error": float(abs(len(ordered) - k)),
+        "set_size": float(len(ordered)),
+    }
+
+
+@dataclass(frozen=True)
+class SetRow:
+    """One method's mean scores over the test queries."""
+
+    name: str
+    metrics: dict[str, float]
+    uses_history: bool
+    oracle: bool = False
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"row": self.name, "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
+                "uses_history": self.uses_history, "oracle": self.oracle, "note": self.note}
+
+
+@dataclass(frozen=True)
+class SetEvalResult:
+    """``--json`` contract: dataset, method ``set``, retriever, the rows and the protocol."""
+
+    dataset: str
+    retriever: str
+    n_queries: int
+    rows: list[SetRow]
+    index: str
+    embedding_model: str
+    protocol: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dataset": self.dataset, "method": "set", "retriever": self.retriever, "n_queries": self.n_queries,
+                "index": self.index, "embedding_model": self.embedding_model,
+                "rows": [r.to_dict() for r in self.rows], "protocol": self.protocol}
+
+
+def _mean(per_query: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    return {m: statistics.fmean(q[m] for q in per_query) for m in SET_MEASURES} if per_query else {}
+
+
+def _gold_sets(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, list[str]]:
+    return {q: sorted(d for d, g in rel.items() if g > 0) for q, rel in qrels.items() if any(g > 0 for g in rel.values())}
+
+
+def nearest_history_sets(
+    embedder: Embedder, train: Mapping[str, str], train_sets: Mapping[str, Sequence[str]], test: Mapping[str, str]
+) -> dict[str, list[str]]:
+    """For each test query, the tool set of its most similar training query (cosine of query vectors)."""
+    train_ids = [q for q in train if q in train_sets]
+    if not train_ids:
+        raise CatalogError("no training queries with tools: the history rows need qrels/train.tsv")
+    train_m = np.asarray(embedder.encode_query([train[q] for q in train_ids]), dtype=np.float32)
+    test_ids = list(test)
+    test_m = np.asarray(embedder.encode_query([test[q] for q in test_ids]), dtype=np.float32)
+    train_m /= np.linalg.norm(train_m, axis=1, keepdims=True) + 1e-12
+    test_m /= np.linalg.norm(test_m, axis=1, keepdims=True) + 1e-12
+    best = (test_m @ train_m.T).argmax(axis=1)
+    return {qid: list(train_sets[train_ids[int(j)]]) for qid, j in zip(test_ids, best)}
+
+
+def run_set_eval(
+    client: OpenSearch,
+    settings: Settings,
+    dataset_dir: Path,
+    *,
+    embedder: Embedder,
+    no_history: bool = False,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> SetEvalResult:
+    """The reference rows of the set evaluation on a BEIR folder with ``qrels/train.tsv`` and ``qrels/test.tsv``."""
+    started = time.perf_counter()
+    test = load_benchmark(dataset_dir, split="test")
+    if "train" not in test.splits and not no_history:
+        raise CatalogError(f"{dataset_dir}: --set needs qrels/train.tsv for history (or --no-history)")
+    alias = eval_index_name(test)
+    ensure_eval_index(client, settings, embedder, alias, test.catalog_path, test.catalog_format)
+    searcher = Searcher(client, settings.with_overrides(index=alias), embedder)
+    gold = {q: s for q, s in _gold_sets(test.qrels).items() if q in test.queries}
+    rows: list[SetRow] = []
+    dense: dict[str, list[str]] = {}
+    for done, (qid, text) in enumerate(((q, test.queries[q]) for q in gold), start=1):
+        result = searcher.search(text, top_k=max(3, len(gold[qid])), method="full-doc", retriever="minilm")
+        dense[qid] = [t.doc_id for t in result.tools]
+        if progress:
+            progress("test queries", done, len(gold))
+    if not no_history:
+        train = load_benchmark(dataset_dir, split="train")
+        history = nearest_history_sets(embedder, train.queries, _gold_sets(train.qrels), {q: test.queries[q] for q in gold})
+        rows.append(SetRow("nearest training query's set", _mean([set_scores(gold[q], history[q]) for q in gold]),
+                           uses_history=True))
+    rows.append(SetRow("dense top-3", _mean([set_scores(gold[q], dense[q][:3]) for q in gold]), uses_history=False))
+    rows.append(SetRow("dense top-|gold| (oracle size)", _mean([set_scores(gold[q], dense[q][: len(gold[q])]) for q in gold]),
+                       uses_history=False, oracle=True, note="told the gold set's size"))
+    return SetEvalResult(
+        dataset=test.name,
+        retriever="minilm",
+        n_queries=len(gold),
+        rows=rows,
+        index=alias,
+        embedding_model=embedder.name,
+        protocol={
+            "split": "test queries scored; history (training queries and their tool sets) from qrels/train.tsv only",
+            "k": "the size of each query's gold set (PTR's recall@gt / ndcg@gt)",
+            "no_history": no_history,
+            "dense": "Full-Doc k-NN search over the index, the embedding model's cosine",
+            "nearest": "the training query with the highest cosine to the test query; its gold set as the answer",
+            "seconds": round(time.perf_counter() - started, 1),
+        },
+    )
