@@ -7,8 +7,8 @@ index, each candidate with its reranker text) every configuration is timed:
 * each reranker (``--reranker SPEC``, e.g. ``cross-encoder:PATH``, ``tool-rank:smollm2`` or a
   trained artifact) on the base ranker's top M.
 
-Per configuration and transport: ranking latency per query (p50 / p95 / mean), the latency it adds
-to the base ranker alone, and reranker throughput in pairs/s. In-process, also the peak batched
+Per configuration and transport: ranking latency per query (p50 / p95 / p99 / mean, nearest-rank as
+in every toolsift benchmark), the latency it adds to the base ranker alone, and reranker throughput in pairs/s. In-process, also the peak batched
 throughput (all pairs in batches of ``reranker_batch_size``). Through the service
 (``toolsift serve ranker`` as a child process), requests are sent one at a time and then from
 ``concurrency`` clients at once, so the service's cross-request batching shows; the mean batch it
@@ -31,21 +31,11 @@ import torch
 
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
+from toolsift.evaluation.runner import latency_summary
 from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest
 
 __all__ = ["run_rerank_bench", "build_requests"]
-
-
-def _percentiles(values: Sequence[float]) -> dict[str, float]:
-    if not values:
-        return {}
-    ordered = sorted(values)
-
-    def at(q: float) -> float:
-        return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-    return {"p50": round(at(0.5), 2), "p95": round(at(0.95), 2), "mean": round(statistics.fmean(values), 2)}
 
 
 def build_requests(client: Any, settings: Settings, embedder: Embedder | None, queries: Sequence[str],
@@ -78,9 +68,9 @@ def _in_process(pipeline: RankingPipeline, requests: Sequence[RankRequest]) -> d
         pairs += answer.reranked
     rerank_seconds = sum(reranks) / 1000
     figures: dict[str, Any] = {
-        "latency_ms": _percentiles(totals),
-        "base_ms": _percentiles(bases),
-        "rerank_ms": _percentiles(reranks),
+        "latency_ms": latency_summary(totals),
+        "base_ms": latency_summary(bases),
+        "rerank_ms": latency_summary(reranks),
         "pairs": pairs,
         "pairs_per_s": round(pairs / rerank_seconds, 1) if pairs and rerank_seconds > 0 else None,
     }
@@ -136,7 +126,7 @@ def _through_service(settings: Settings, requests: Sequence[RankRequest], concur
         remote.close()
         return {
             "device": health.get("device"),
-            "sequential_latency_ms": _percentiles(sequential),
+            "sequential_latency_ms": latency_summary(sequential),
             "sequential_pairs_per_s": round(pairs / (sum(sequential) / 1000), 1) if pairs else None,
             "concurrency": concurrency,
             "concurrent_requests_per_s": round(len(requests) / wall, 2),
