@@ -28,12 +28,17 @@ from toolsift.ranker.protocol import RankedResult, RankRequest, RankResponse
 from toolsift.ranker.rerankers import Reranker
 from toolsift.ranker.types import RankedTool, Ranker
 
-__all__ = ["RankingPipeline", "BasePass"]
+__all__ = ["RankingPipeline", "BasePass", "candidate_text"]
 
 BasePass = tuple[list[RankedTool], list[tuple[str, str]]]
 
 #: M when neither the settings nor a trained reranker's artifact say.
 DEFAULT_RERANK_TOP = 20
+
+
+def candidate_text(document: str, name: str) -> str:
+    """What a reranker reads for a candidate: its fetched text, else its name alone."""
+    return document or f"name: {name}"
 
 
 class RankingPipeline:
@@ -110,7 +115,7 @@ class RankingPipeline:
             return ranked, []
         query = request.query_text
         documents = {c.doc_id: c.document for c in request.candidates}
-        pairs = [(query, documents.get(t.doc_id) or f"name: {t.name}") for t in ranked[: self.rerank_top]]
+        pairs = [(query, candidate_text(documents.get(t.doc_id, ""), t.name)) for t in ranked[: self.rerank_top]]
         return ranked, pairs
 
     def fuse(self, request: RankRequest, ranked: Sequence[RankedTool], scores: Sequence[float]) -> RankResponse:

@@ -27,7 +27,7 @@ from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.runner import ranked_run
 from toolsift.query.builder import FieldSignals
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.pipeline import RankingPipeline, candidate_text
 from toolsift.ranker.protocol import RankRequest
 from toolsift.ranker.reranker_training import (
     RerankerTrainingConfig,
@@ -90,11 +90,11 @@ def training_pairs(ranker: Ranker, queries: Sequence[RerankQuery], *, negatives:
     for q in queries:
         text = q.request(1).query_text
         for doc_id, sig in sorted(q.relevant.items()):
-            pairs.append(RerankPair(text, sig.document or f"name: {sig.name}", 1))
+            pairs.append(RerankPair(text, candidate_text(sig.document, sig.name), 1))
         wrong = [t for t in ranker.rank(list(q.candidates), depth) if t.doc_id not in q.relevant]
         documents = {c.doc_id: c.document for c in q.candidates}
         for t in wrong[:negatives]:
-            pairs.append(RerankPair(text, documents.get(t.doc_id) or f"name: {t.name}", 0))
+            pairs.append(RerankPair(text, candidate_text(documents.get(t.doc_id, ""), t.name), 0))
     return pairs
 
 
