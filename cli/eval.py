@@ -83,9 +83,16 @@ def eval_command(
             sets = run_set_eval(app.client(), settings, dataset_dirs[0], embedder=embedder, no_history=no_history,
                                 progress=progress)
         click.echo(f"## {sets.dataset} · sets · {sets.retriever} · {sets.n_queries} test queries")
-        click.echo(markdown_table(["row", *SET_MEASURES], [
-            [r.name, *(f"{r.metrics[m]:.4f}" for m in SET_MEASURES)] for r in sets.rows
+        click.echo(markdown_table(["row", *SET_MEASURES, "history", "note"], [
+            [r.name, *(f"{r.metrics[m]:.4f}" for m in SET_MEASURES), "yes" if r.uses_history else "no",
+             ("oracle: " if r.oracle else "") + r.note] for r in sets.rows
         ]))
+        history = sets.protocol.get("history")
+        if history:
+            click.echo(f"history: {history['source']}, {history['bundles']} bundles, {history['past_queries']} past "
+                       f"queries; calibrated on {history['calibration']['held_out_queries']} held-out training "
+                       f"queries (TRACC {history['calibration'].get('tracc', '–')}): "
+                       + ", ".join(f"{k} {v}" for k, v in history["calibrated"].items()))
         if json_out:
             write_json(json_out, sets.to_dict())
             click.echo(f"wrote {json_out}", err=True)

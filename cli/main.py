@@ -28,6 +28,7 @@ _COMMANDS: dict[str, str] = {
     "standardize": "toolsift.cli.standardize:standardize",
     "train": "toolsift.cli.train:train",
     "serve": "toolsift.cli.serve:serve",
+    "history": "toolsift.cli.history:history",
 }
 
 _SHORT_HELP: dict[str, str] = {
@@ -42,6 +43,7 @@ _SHORT_HELP: dict[str, str] = {
     "standardize": "Standardise a catalog with the LLM into an MFTR file.",
     "train": "Learn MFTR field weights, or a second-stage reranker.",
     "serve": "Run the ranker as an HTTP service (serve ranker).",
+    "history": "Load tool bundles + past queries for `search --set` (PTR).",
 }
 
 

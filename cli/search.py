@@ -33,6 +33,10 @@ from toolsift.cli._output import emit_json, table
               "is shown, marked degraded. Default: the `ranker_url` setting.")
 @click.option("--reranker", help="Second-stage reranker in-process: a `toolsift train reranker` artifact, "
               "tool-rank:smollm2, tool-rank:PATH or cross-encoder:PATH. Default: the `reranker` setting.")
+@click.option("--set", "set_mode", is_flag=True,
+              help="Recommend a precise tool *set* (PTR) instead of a top-k list: from the index's history "
+              "(`toolsift history load`) when it has one, else cold start (retrieval + a score-gap size). "
+              "Retrieval is Full-Doc hybrid; each tool shows the need it covers and why it is in the set.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON with per-field scores and timings.")
 @pass_app
 def search(
@@ -49,6 +53,7 @@ def search(
     instruction: str | None,
     ranker_url: str | None,
     reranker: str | None,
+    set_mode: bool,
     as_json: bool,
 ) -> None:
     """Search the tool index for QUERY and show why each tool ranked where it did."""
@@ -73,7 +78,8 @@ def search(
     settings = app.settings(index=index_alias, retriever=retriever, weights=weights_path, ranker_url=ranker_url,
                             reranker=reranker)
     client = app.client()  # an unreachable node is reported before the model loads
-    embedder = None if settings.retriever == "bm25" and method == "full-doc" else load_embedder(settings)
+    needs_model = set_mode or not (settings.retriever == "bm25" and method == "full-doc")
+    embedder = load_embedder(settings) if needs_model else None
     searcher = Searcher(client, settings, embedder)
     if not source:
         from toolsift.llm import llm_and_cache
@@ -87,11 +93,43 @@ def search(
     if instruction and method == "multi-field":
         structured = request if isinstance(request, StructuredQuery) else searcher.structure(request)
         request = structured.with_instruction(instruction)
+    if set_mode:
+        from toolsift.ranker.history import HistoryStore
+        from toolsift.sets import SetRecommender
+
+        history = HistoryStore(client, settings.index) if HistoryStore.exists(client, settings.index) else None
+        recommended = SetRecommender(searcher, history).recommend(request)
+        if as_json:
+            emit_json({"query": query or "", "rewrite_source": source, **recommended.to_dict()})
+        else:
+            click.echo(render_set(recommended, query or ""))
+        return
     result = searcher.search(request, top_k=top_k, method=method, retriever=settings.retriever, level=level)  # type: ignore[arg-type]
     if as_json:
         emit_json({**result.to_dict(), "rewrite_source": source})
         return
     click.echo(render_result(result, rewrite_source=source))
+
+
+def render_set(result: object, query: str) -> str:
+    """A recommended tool set: each tool with the need it covers and why it is in the set."""
+    from toolsift.sets import SetResult
+
+    assert isinstance(result, SetResult)
+    chosen = result.tool_set
+    origin = f"history bundle {chosen.bundle_id}" if chosen.bundle_id is not None else "cold start (no history)"
+    lines = [f"query: {query}  [set, {origin}, {len(chosen.members)} tool(s), {result.timings.get('total', 0):.0f} ms]",
+             f"needs ({len(chosen.needs)}): " + " | ".join(chosen.needs)]
+    lines.append(table(["#", "tool", "id", "need covered", "cos", "why"], [
+        [i, m.name, m.tool_id, m.need, round(m.coverage, 3), f"{m.reason}: {m.why}"]
+        for i, m in enumerate(chosen.members, start=1)
+    ]))
+    for tool, why in chosen.dropped:
+        lines.append(f"dropped {tool}: {why}")
+    if chosen.unsolved:
+        lines.append("unsolved needs: " + " | ".join(chosen.unsolved))
+    lines.append(f"size: {chosen.size_rule}")
+    return "\n".join(lines)
 
 
 #: What ``rewrite_source`` says, for people.

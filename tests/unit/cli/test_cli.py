@@ -12,8 +12,10 @@ from click.testing import CliRunner
 
 from toolsift.cli.main import cli
 
-COMMANDS = ["bench", "cache", "demo", "eval", "index", "ingest", "node", "search", "serve", "standardize", "train"]
+COMMANDS = ["bench", "cache", "demo", "eval", "history", "index", "ingest", "node", "search", "serve", "standardize", "train"]
 SUBCOMMANDS = [
+    ["history", "load"],
+    ["history", "show"],
     ["node", "install"],
     ["node", "start"],
     ["node", "stop"],

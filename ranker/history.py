@@ -1,0 +1,185 @@
+"""PTR's history in OpenSearch: tool bundles, the past queries that used them, and the three lookups
+the set recommender makes against them.
+
+* :meth:`HistoryStore.acquire` — bundle acquisition (PTR §3.1): a request is matched against every
+  bundle by BM25 over the bundle's text (its past queries and tool names) and by a vote of the
+  request's nearest past queries (k-NN; each neighbour adds its cosine to its bundle). Both signals
+  are returned per bundle; how they are weighed is the recommender's (calibrated) choice.
+* :meth:`HistoryStore.query_votes` — the *historical query correlation* view of PTR's multi-view
+  re-ranking: the tools of the past queries nearest to one need, by summed cosine.
+* :meth:`HistoryStore.cooccurrence` — the *contextual tool expansion* view: how often each tool
+  shares a bundle with the tools already in the set (a terms aggregation).
+
+The index is written by :func:`toolsift.ingest.history.index_history`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from opensearchpy import OpenSearch
+from opensearchpy.exceptions import NotFoundError
+
+from toolsift.errors import ConfigError
+from toolsift.mappings.history import history_alias
+from toolsift.query.builder import cap_terms, cosine_from_lucene
+
+__all__ = ["Bundle", "PastQuery", "History", "AcquiredBundle", "HistoryStore"]
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A historical tool bundle: tools that were used together (a ToolLens scene, a logged answer)."""
+
+    bundle_id: str
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PastQuery:
+    """A past request and the bundle it was answered with."""
+
+    query_id: str
+    text: str
+    bundle_id: str
+
+
+@dataclass(frozen=True)
+class History:
+    """Bundles and past queries, as read from a query log or a benchmark's train split."""
+
+    bundles: dict[str, Bundle]
+    queries: tuple[PastQuery, ...]
+    source: str = ""
+
+    def without(self, query_ids: set[str]) -> History:
+        """The same history minus some past queries (held out for calibration)."""
+        return History(self.bundles, tuple(q for q in self.queries if q.query_id not in query_ids), self.source)
+
+    def queries_of(self) -> dict[str, list[str]]:
+        """bundle id → its past query texts, in log order."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for q in self.queries:
+            out[q.bundle_id].append(q.text)
+        return out
+
+
+@dataclass(frozen=True)
+class AcquiredBundle:
+    """One bundle a request reached, with both acquisition signals (0 where a signal missed it)."""
+
+    bundle: Bundle
+    vote: float
+    bm25: float
+    neighbours: tuple[str, ...] = field(default=())
+
+
+class HistoryStore:
+    """Reads one catalog's history index (``<catalog alias>-history``).
+
+    Args:
+        client: a connected client.
+        catalog_alias: the catalog's alias; the history alias is derived from it.
+        vote_k: how many nearest past queries vote in :meth:`acquire` and :meth:`query_votes`.
+        bundle_depth: how many bundles BM25 returns in :meth:`acquire`.
+        alias: read this history alias instead of ``<catalog_alias>-history`` (calibration).
+
+    Raises:
+        ConfigError: the history index does not exist (name the command that builds it).
+    """
+
+    def __init__(
+        self, client: OpenSearch, catalog_alias: str, *, vote_k: int = 10, bundle_depth: int = 20, alias: str | None = None
+    ) -> None:
+        self.client = client
+        self.alias = alias or history_alias(catalog_alias)
+        self.vote_k = vote_k
+        self.bundle_depth = bundle_depth
+        try:
+            mapping = client.indices.get_mapping(index=self.alias)
+        except NotFoundError:
+            raise ConfigError(
+                f"no history index {self.alias!r}: build it with `toolsift history load DATASET_DIR --index "
+                f"{catalog_alias}` (or search without --set history: cold start)"
+            ) from None
+        index_name = next(iter(mapping))
+        self.meta: dict[str, Any] = mapping[index_name]["mappings"].get("_meta", {}).get("toolsift", {})
+
+    @staticmethod
+    def exists(client: OpenSearch, catalog_alias: str) -> bool:
+        return bool(client.indices.exists_alias(name=history_alias(catalog_alias)))
+
+    @property
+    def calibrated(self) -> Mapping[str, Any]:
+        """The PTR parameters calibrated on this history when it was built (empty if none)."""
+        return dict(self.meta.get("ptr", {}))
+
+    # --- lookups ----------------------------------------------------------------------------------
+    def acquire(self, text: str, vector: Sequence[float]) -> list[AcquiredBundle]:
+        """Bundles reached by the request's nearest past queries or by BM25 over bundle texts."""
+        answers = self.client.msearch(body=[
+            {"index": self.alias}, self._knn_body(vector),
+            {"index": self.alias}, {
+                "size": self.bundle_depth, "_source": ["bundle_id", "tools"],
+                "query": {"bool": {"must": [{"match": {"text": cap_terms(text)}}],
+                                   "filter": [{"term": {"kind": "bundle"}}]}},
+            },
+        ])["responses"]
+        for answer in answers:
+            if "error" in answer:
+                raise ConfigError(f"history index {self.alias!r} rejected the lookup: {answer['error']}")
+        tools: dict[str, tuple[str, ...]] = {}
+        vote: dict[str, float] = defaultdict(float)
+        neighbours: dict[str, list[str]] = defaultdict(list)
+        for hit in answers[0]["hits"]["hits"]:
+            b = hit["_source"]["bundle_id"]
+            tools[b] = tuple(hit["_source"]["tools"])
+            vote[b] += cosine_from_lucene(float(hit["_score"]))
+            neighbours[b].append(hit["_id"])
+        bm25: dict[str, float] = {}
+        for hit in answers[1]["hits"]["hits"]:
+            b = hit["_source"]["bundle_id"]
+            tools[b] = tuple(hit["_source"]["tools"])
+            bm25[b] = float(hit["_score"])
+        return [
+            AcquiredBundle(Bundle(b, tools[b]), vote.get(b, 0.0), bm25.get(b, 0.0), tuple(neighbours.get(b, ())))
+            for b in tools
+        ]
+
+    def query_votes(self, vectors: Sequence[Sequence[float]]) -> list[dict[str, float]]:
+        """Per vector (one per need): tool → summed cosine of the nearest past queries that used it."""
+        if not vectors:
+            return []
+        body: list[dict[str, Any]] = []
+        for vector in vectors:
+            body += [{"index": self.alias}, self._knn_body(vector)]
+        out = []
+        for answer in self.client.msearch(body=body)["responses"]:
+            votes: dict[str, float] = defaultdict(float)
+            for hit in answer.get("hits", {}).get("hits", []):
+                for tool in hit["_source"]["tools"]:
+                    votes[tool] += cosine_from_lucene(float(hit["_score"]))
+            out.append(dict(votes))
+        return out
+
+    def cooccurrence(self, tools: Sequence[str], size: int = 50) -> dict[str, int]:
+        """tool → number of bundles it shares with any of ``tools`` (those tools excluded)."""
+        if not tools:
+            return {}
+        answer = self.client.search(index=self.alias, body={
+            "size": 0,
+            "query": {"bool": {"filter": [{"term": {"kind": "bundle"}}, {"terms": {"tools": list(tools)}}]}},
+            "aggs": {"tools": {"terms": {"field": "tools", "size": size + len(tools)}}},
+        })
+        given = set(tools)
+        return {b["key"]: int(b["doc_count"]) for b in answer["aggregations"]["tools"]["buckets"] if b["key"] not in given}
+
+    def _knn_body(self, vector: Sequence[float]) -> dict[str, Any]:
+        return {
+            "size": self.vote_k, "_source": ["bundle_id", "tools"],
+            "query": {"knn": {"vector": {"vector": list(vector), "k": max(self.vote_k, 50),
+                                         "filter": {"term": {"kind": "query"}}}}},
+        }
