@@ -140,8 +140,21 @@ def full_doc_text(documentation: Mapping[str, Any]) -> str:
         values JSON cannot hold are written with ``str``). This is the serialisation the MFTR
         paper's Full-Doc rows were measured on: with it, BM25 Full-Doc reproduces the published
         NDCG@10 on APIBank and Toolink.
+
+        A BEIR record (``{_id, title, text, metadata}``) is already flat text: its Full-Doc text
+        is ``title`` and ``text`` as written. Wrapping it in JSON only adds the ``_id`` / ``metadata``
+        keys and escaped quotes, which cost ToolLens' dense top-3 TRACC 0.016 (0.179 → 0.163).
     """
+    if _is_beir_record(documentation):
+        return "\n".join(str(documentation.get(k) or "") for k in ("title", "text")).strip()
     return json.dumps(documentation, default=str)
+
+
+_BEIR_KEYS = frozenset({"_id", "title", "text", "metadata"})
+
+
+def _is_beir_record(documentation: Mapping[str, Any]) -> bool:
+    return "_id" in documentation and "text" in documentation and set(documentation) <= _BEIR_KEYS
 
 
 def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHARS) -> ToolDoc:

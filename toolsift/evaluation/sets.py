@@ -8,16 +8,16 @@ averaged over the test queries (K = the size of that query's gold set, as PTR re
 * ``ndcg@gt`` — nDCG of B's order cut at K, binary gains;
 * ``set_size_error`` — |n₂ − n₁|, and ``set_size`` — n₂.
 
-Reference rows, measured in the same run on the same index (the test split only; history — the
-training queries and their tool sets — from the train split only):
+Rows, measured in the same run on the same index (the test split only; history — bundles, past
+queries, calibration — from the train split only, and nothing of it with ``no_history``):
 
-* ``nearest training query's set`` — the gold set of the most similar training query (cosine of the
-  embedding model's query vectors): history alone;
-* ``dense top-3`` — the first three tools of a dense (Full-Doc) search on the index;
-* ``dense top-|gold| (oracle size)`` — as many as the gold set holds: it is told the size, so it is
-  labelled an oracle.
-
-With ``no_history`` the row that needs history is left out.
+* ``PTR (calibrated …)`` — :func:`~toolsift.ranker.ptr.recommend_set` with the parameters calibrated
+  on held-out training queries (:func:`~toolsift.sets.build_history`);
+* ``PTR bundle acquisition only`` — the acquired bundle as is (no trimming, no additions);
+* ``PTR cold start`` — no history: Full-Doc hybrid retrieval and the score-gap size rule;
+* references: ``nearest training query's set`` (the gold set of the most similar training query —
+  history alone), ``dense top-3`` and ``dense top-|gold| (oracle size)`` (Full-Doc k-NN; the latter
+  is told the size, so it is labelled an oracle), ``hybrid top-3`` (PTR's retrieval, fixed size).
 """
 
 from __future__ import annotations

@@ -473,6 +473,13 @@ def test_full_doc_is_the_raw_documentation_serialised_exactly() -> None:
     assert tool.source == "test/catalog"
 
 
+def test_a_beir_record_is_already_flat_text_so_its_full_doc_is_title_and_text() -> None:
+    record = {"_id": "0", "title": "", "text": "category_name:Food, tool_name:Worldwide Recipes", "metadata": {}}
+    assert full_doc_text(record) == "category_name:Food, tool_name:Worldwide Recipes"
+    assert full_doc_text({**record, "title": "Recipes"}) == "Recipes\ncategory_name:Food, tool_name:Worldwide Recipes"
+    assert full_doc_text({**record, "extra": 1}).startswith("{")  # anything else stays JSON
+
+
 # --- standardised (MFTR) documents -------------------------------------------------------------------
 
 

@@ -9,7 +9,15 @@ import pytest
 
 from toolsift.errors import ConfigError
 from toolsift.ranker.history import AcquiredBundle, Bundle
-from toolsift.ranker.ptr import PTRConfig, SetCandidate, SetEvidence, calibrate, recommend_set, split_needs
+from toolsift.ranker.ptr import (
+    PTRConfig,
+    SetCandidate,
+    SetEvidence,
+    calibrate,
+    calibrate_cold,
+    recommend_set,
+    split_needs,
+)
 
 NEVER_TRIM = PTRConfig(keep_threshold=-1.0, solve_threshold=-1.0)
 
@@ -161,6 +169,11 @@ class TestCalibration:
         by_bm25 = evidence(bundles=[("a", ["t1"], 2.0, 1.0), ("b", ["t2"], 0.5, 9.0)])
         config, _ = calibrate([by_bm25], [["t2"]])
         assert config.bm25_weight >= 0.75
+
+    def test_the_cold_ratio_is_learned_with_the_bundles_withheld(self) -> None:
+        ev = evidence(candidates=[("a", 1.0), ("b", 0.45), ("c", 0.35)], bundles=[("x", ["a", "b", "c"], 1.0, 1.0)])
+        assert calibrate_cold([ev], [["a", "b"]])[0].cold_ratio == 0.4
+        assert calibrate_cold([ev], [["a", "b", "c"]])[0].cold_ratio == 0.2
 
     def test_gold_must_match_the_evidence(self) -> None:
         with pytest.raises(ConfigError):
