@@ -35,6 +35,11 @@ if TYPE_CHECKING:
                    "folder with qrels/train.tsv and qrels/test.tsv, with the reference rows (nearest training "
                    "query's set, dense top-3, dense top-|gold| as an oracle).")
 @click.option("--no-history", is_flag=True, help="--set: use nothing from the train split (cold start).")
+@click.option("--level", type=click.Choice(["tool", "agent"]), default="tool", show_default=True,
+              help="agent: Tool-to-Agent retrieval scored at agent level on a LiveMCPBench folder (recall, mAP, "
+                   "nDCG @1/3/5): step-wise over the annotated steps [main], the reciprocal-rank merge, the whole "
+                   "question, toolsift's own decomposition, an agent-only index, and the other retrievers.")
+@click.option("--limit", type=click.IntRange(1), help="--level agent: only the first N tasks (a quick slice).")
 @reranker_training_options(required=False)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON here.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -51,6 +56,8 @@ def eval_command(
     extensions: bool,
     set_mode: bool,
     no_history: bool,
+    level: str,
+    limit: int | None,
     reranker: RerankerChoice | None,
     json_out: Path | None,
     quiet: bool,
@@ -68,6 +75,10 @@ def eval_command(
     the rows beyond the paper. --reranker adds "MFTR + <reranker>": per fold a reranker trained on
     the training queries over that fold's MFTR ranking, its fusion weight chosen on a dev slice of
     them, with the ranking cost in ms/query beside every learned row.
+
+    With --level agent (a LiveMCPBench folder): Tool-to-Agent retrieval scored against each task's
+    gold servers (recall, mAP, nDCG at 1/3/5), step-wise over the annotated steps with --retriever's
+    first stage as the main row, beside the other query forms, indices and retrievers.
     """
     from toolsift.cli._progress import progress_bars
     from toolsift.embedding import load_embedder
@@ -95,6 +106,19 @@ def eval_command(
                        + ", ".join(f"{k} {v}" for k, v in history["calibrated"].items()))
         if json_out:
             write_json(json_out, sets.to_dict())
+            click.echo(f"wrote {json_out}", err=True)
+        return
+    if level == "agent":
+        if len(dataset_dirs) != 1:
+            raise click.UsageError("--level agent evaluates one LiveMCPBench folder")
+        from toolsift.evaluation.agents import run_agent_eval
+
+        with progress_bars(not quiet) as progress:
+            agents = run_agent_eval(app.client(), settings, dataset_dirs[0], retriever=retriever,  # type: ignore[arg-type]
+                                    embedder=embedder, limit=limit, progress=progress)
+        click.echo(render_agents(agents.to_dict()))
+        if json_out:
+            write_json(json_out, agents.to_dict())
             click.echo(f"wrote {json_out}", err=True)
         return
     if method == "mftr":
@@ -148,6 +172,30 @@ def eval_command(
     if json_out:
         write_json(json_out, result.to_dict())
         click.echo(f"wrote {json_out}", err=True)
+
+
+def render_agents(result: dict[str, Any]) -> str:
+    """The agent-level evaluation as markdown: one row per method, then the protocol in words."""
+    from toolsift.evaluation.agents import AGENT_MEASURES
+
+    protocol = result["protocol"]
+    lines = [f"## {result['dataset']} · agent level · {result['embedding_model']} · {result['n_queries']} tasks", ""]
+    lines.append(markdown_table(["row", *AGENT_MEASURES], [
+        [row["row"], *(f"{row['metrics'][m]:.4f}" for m in AGENT_MEASURES)] for row in result["rows"]
+    ]))
+    paper = protocol["paper_minilm"]
+    lines += [
+        "",
+        f"paper (all-MiniLM-L6-v2, its protocol): recall@5 {paper['recall@5']:.2f}, ndcg@5 {paper['ndcg@5']:.2f}, "
+        f"map@5 {paper['map@5']:.2f}",
+        f"Algorithm 1: N = {protocol['algorithm_1']['N']} entities per step, K = {protocol['algorithm_1']['K']} agents",
+        f"merge: {protocol['merge']['max']}",
+        f"steps: {protocol['steps']}",
+        f"unknown tool names: {protocol['unknown_tool_names']}",
+        f"ambiguous tool names: {protocol['ambiguous_tool_names']}",
+        f"own decomposition: {protocol['own_decomposition']}",
+    ]
+    return "\n".join(lines)
 
 
 def render_mftr(result: dict[str, Any]) -> str:

@@ -15,8 +15,19 @@ from toolsift.cli._output import emit_json, table
 @click.argument("query", required=False)
 @click.option("--structured", "structured_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A structured query JSON file ({tool_needs, extracted_arguments}) instead of QUERY.")
-@click.option("--level", type=click.Choice(["tool", "agent"]), default="tool", show_default=True,
-              help="Return tools, or agents by owner aggregation (Algorithm 1).")
+@click.option("--level", type=click.Choice(["tool", "agent", "auto"]), default="tool", show_default=True,
+              help="tool: ranked tools. agent: Tool-to-Agent retrieval, tools and agents ranked together per step "
+              "(each tool need or --step), owners by Algorithm 1, the steps merged. auto: the tools, or the agents "
+              "owning at least two of them.")
+@click.option("--step", "steps", multiple=True, metavar="TEXT",
+              help="Step-wise querying: one step (tool need) of the request; repeat it for each step. At agent level "
+              "every step is its own query and the output says which steps reached each agent.")
+@click.option("--decompose", is_flag=True,
+              help="Split QUERY into steps with toolsift's rule-based decomposition (sentences, 'then' and "
+              "'and <verb>' clauses; no LLM).")
+@click.option("--merge", type=click.Choice(["max", "rrf"]), default="max", show_default=True,
+              help="Agent level: how the steps' rankings are merged: max (an agent's best step score, ties by "
+              "the sum) or rrf (sum of reciprocal ranks).")
 @click.option("--top-k", "-k", type=click.IntRange(1, 1000), default=10, show_default=True)
 @click.option("--method", type=click.Choice(["multi-field", "full-doc"]), default="multi-field", show_default=True)
 @click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), help="Default: the configured one.")
@@ -44,6 +55,9 @@ def search(
     query: str | None,
     structured_path: Path | None,
     level: str,
+    steps: tuple[str, ...],
+    decompose: bool,
+    merge: str,
     top_k: int,
     method: str,
     retriever: str | None,
@@ -62,19 +76,37 @@ def search(
     from toolsift.query.structured import StructuredQuery
     from toolsift.search import Searcher
 
-    if structured_path is not None:
+    if steps and (structured_path is not None or decompose):
+        raise click.UsageError("--step gives the steps itself: use it without --structured and --decompose")
+    if decompose and (structured_path is not None or not query):
+        raise click.UsageError("--decompose splits QUERY: give a QUERY and no --structured")
+    if steps:
+        from toolsift.query.structured import ToolNeed
+
+        cleaned = [" ".join(s.split()) for s in steps]
+        if not all(cleaned):
+            raise BadQueryError("a --step is empty")
+        request: str | StructuredQuery = StructuredQuery(
+            tool_needs=tuple(ToolNeed(s, s, s) for s in cleaned), text=query or " | ".join(cleaned))
+        source = "steps"
+    elif decompose:
+        from toolsift.query.decompose import decompose as split_into_needs
+
+        request = split_into_needs(query or "")
+        source = "decompose"
+    elif structured_path is not None:
         try:
             data = json.loads(structured_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise BadQueryError(f"{structured_path}: not JSON ({exc})") from exc
-        request: str | StructuredQuery = StructuredQuery.from_dict(data, text=query or "")
+        request = StructuredQuery.from_dict(data, text=query or "")
         source = "file"
     elif query:
         request = query
         # Full-Doc matches the request text alone: a rewrite would not change its ranking.
         source = "off" if not rewrite or method == "full-doc" else ""
     else:
-        raise click.UsageError("give a QUERY or --structured FILE")
+        raise click.UsageError("give a QUERY, --structured FILE or --step TEXT")
     settings = app.settings(index=index_alias, retriever=retriever, weights=weights_path, ranker_url=ranker_url,
                             reranker=reranker)
     client = app.client()  # an unreachable node is reported before the model loads
@@ -104,7 +136,8 @@ def search(
         else:
             click.echo(render_set(recommended, query or ""))
         return
-    result = searcher.search(request, top_k=top_k, method=method, retriever=settings.retriever, level=level)  # type: ignore[arg-type]
+    result = searcher.search(request, top_k=top_k, method=method, retriever=settings.retriever, level=level,  # type: ignore[arg-type]
+                             merge=merge)  # type: ignore[arg-type]
     if as_json:
         emit_json({**result.to_dict(), "rewrite_source": source})
         return
@@ -139,6 +172,8 @@ _REWRITE_SOURCES = {
     "fallback": "not rewritten (no LLM configured, nothing cached)",
     "file": "from --structured",
     "off": "not rewritten",
+    "steps": "steps from --step",
+    "decompose": "rule-based decomposition (--decompose)",
 }
 
 
@@ -150,6 +185,7 @@ def render_result(result: object, *, rewrite_source: str | None = None) -> str:
         rewrite_source: where the structured query came from (``llm``, ``cache``, ``fallback``,
             ``file``, ``off``); shown with the query's tool needs and arguments when given.
     """
+    from toolsift.ranker.types import RankedAgent
     from toolsift.search import SearchResult
 
     assert isinstance(result, SearchResult)
@@ -158,7 +194,8 @@ def render_result(result: object, *, rewrite_source: str | None = None) -> str:
         f"(structured: {len(sq.tool_needs)} tool need(s), {len(sq.extracted_arguments)} argument(s)) "
         f"{sq.tool_needs[0].user_intent}"
     )
-    lines = [f"query: {shown}  [{result.method}, {result.retriever}, {result.timings.get('total', 0):.0f} ms]"]
+    method = "tool-to-agent" if result.steps else result.method
+    lines = [f"query: {shown}  [{method}, {result.retriever}, {result.timings.get('total', 0):.0f} ms]"]
     if result.degraded:
         lines.append(f"degraded: {result.degraded_reason or 'the ranker did not answer'} (first-stage order)")
     if rewrite_source is not None:
@@ -166,15 +203,32 @@ def render_result(result: object, *, rewrite_source: str | None = None) -> str:
             f"structured query: {_REWRITE_SOURCES.get(rewrite_source, rewrite_source)} "
             f"[{rewrite_source}]: {len(sq.tool_needs)} tool need(s), {len(sq.extracted_arguments)} argument(s)"
         )
-        if rewrite_source in ("llm", "cache", "file"):
+        if rewrite_source in ("llm", "cache", "file", "steps", "decompose") and result.level == "tool":
             for i, need in enumerate(sq.tool_needs, start=1):
                 lines.append(f"  need {i}: {need.tool_description}")
             if sq.extracted_arguments:
                 lines.append(f"  arguments: {', '.join(sq.extracted_arguments)}")
+    if result.requested_level == "auto":
+        lines.append(f"level auto → {result.level}: {result.level_reason}")
+    if result.steps:
+        lines.append(f"{len(result.steps)} step(s), each its own joint tool + agent query; {result.ranker}")
+        for i, step in enumerate(result.steps, start=1):
+            tops = ", ".join(a.name for a in step.agents[:3]) or "–"
+            lines.append(f"  step {i}: {step.text}  →  {tops}")
     if result.level == "agent":
-        lines.append(table(["#", "agent", "score", "via"], [
-            [a.rank, a.name, round(a.score, 4), ", ".join(a.via[:3])] for a in result.agents
+        def via(agent: RankedAgent) -> str:
+            first = ["(its own document)" if v == agent.agent_id else v.split("/", 1)[-1] for v in agent.via[:4]]
+            return ", ".join(first) + (f" (+{len(agent.via) - 4})" if len(agent.via) > 4 else "")
+
+        lines.append(table(["#", "agent", "score", "steps", "reached via"], [
+            [a.rank, a.name, round(a.score, 4), ",".join(map(str, a.steps)) or "–", via(a)] for a in result.agents
         ]))
+        if result.requested_level == "auto":
+            chosen = {a.agent_id for a in result.agents}
+            others = [t for t in result.tools if t.agent_id not in chosen]
+            if others:
+                lines.append("other tools in the answer: " + ", ".join(
+                    f"{t.name} ({(t.agent_id or 'no agent').removeprefix('agent:')})" for t in others))
         return "\n".join(lines)
     fields = ["description", "parameters", "response", "examples"]
     if result.reranker:

@@ -49,7 +49,7 @@ import ast
 import json
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolsift.errors import CatalogRecordError
@@ -57,7 +57,7 @@ from toolsift.ingest.loaders._common import type_name
 from toolsift.ingest.records import AGENT_ID_PREFIX, RawAgent, RawTool
 from toolsift.mappings.model import AgentDoc, ParameterDoc, ToolDoc
 
-__all__ = ["normalise_tool", "normalise_agent", "full_doc_text"]
+__all__ = ["normalise_tool", "normalise_agent", "full_doc_text", "tool_overview", "agent_overview"]
 
 DEFAULT_MAX_FIELD_CHARS = 100_000
 # OpenSearch rejects a document _id longer than this many bytes.
@@ -157,6 +157,39 @@ def _is_beir_record(documentation: Mapping[str, Any]) -> bool:
     return "_id" in documentation and "text" in documentation and set(documentation) <= _BEIR_KEYS
 
 
+_IDENTIFIER_JOINERS = re.compile(r"[_\-]+")
+
+
+def _readable(name: str) -> str:
+    """An identifier as words: ``get-weread_rank`` → ``get weread rank`` (what an embedding model reads best)."""
+    return " ".join(_IDENTIFIER_JOINERS.sub(" ", name).split())
+
+
+def tool_overview(name: str, description: str, parameter_names: Sequence[str]) -> str:
+    """A tool in one line: ``"<name>: <description> Parameters: <a>, <b>"`` (identifiers as words).
+
+    The joint tool+agent representation (Tool-to-Agent Retrieval §2 indexes tool names and
+    descriptions; the parameter names say what the tool acts on — "path, content" for a
+    ``write_file``). On LiveMCPBench, MiniLM on this text instead of the description alone lifts
+    step-wise agent Recall@5 by about 0.09 (``docs/evaluation.md``).
+    """
+    text = f"{_readable(name)}: {description}".strip() if description else _readable(name)
+    params = [_readable(p) for p in parameter_names if p.strip()]
+    return f"{text} Parameters: {', '.join(params)}" if params else text
+
+
+def agent_overview(name: str, description: str, tool_names: Sequence[str]) -> str:
+    """An agent in one line: ``"<name>: <description> Tools: <t1>, <t2>"`` (identifiers as words).
+
+    Its tools' names put what the agent can do into its own document: a server whose description is
+    vague or in another language ("基于 MCP 协议的全网热点趋势…") still says "get weibo trending,
+    get bbc news".
+    """
+    text = f"{name}: {description}".strip() if description else name
+    tools = [_readable(t) for t in tool_names if t.strip()]
+    return f"{text} Tools: {', '.join(tools)}" if tools else text
+
+
 def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHARS) -> ToolDoc:
     """Standardise one raw tool into a :class:`ToolDoc`, by the rules in the module docstring.
 
@@ -220,6 +253,8 @@ def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHA
         tags=tags,
         when_to_use=profile["when_to_use"],
         limitations=profile["limitations"],
+        # Each part was checked against the limit; together they are cut to it, not rejected.
+        overview=tool_overview(name, description, [p.name for p in parameters])[:max_field_chars],
         full_doc=full_doc_text(documentation),
         raw=dict(documentation),
     )
@@ -254,12 +289,14 @@ def normalise_agent(raw: RawAgent, *, max_field_chars: int = DEFAULT_MAX_FIELD_C
     if not isinstance(raw.documentation, Mapping):
         raise record.error("the documentation must be an object", "documentation")
     tags = tuple(dict.fromkeys(t.strip() for t in raw.tags if isinstance(t, str) and t.strip()))
+    tool_names = tuple(t for t in raw.tool_names if isinstance(t, str))
     doc = AgentDoc(
         agent_id=raw.agent_id,
         name=name.strip(),
         description=_clean_text(description),
         source=raw.source,
         tags=tags,
+        overview=agent_overview(name.strip(), _clean_text(description), tool_names)[:max_field_chars],
         full_doc=full_doc_text(raw.documentation),
         raw=dict(raw.documentation),
     )

@@ -67,6 +67,8 @@ class RawAgent:
         description: what it offers (empty when the catalog says nothing).
         documentation: the catalog entry without its tool lists.
         tags: categories from the catalog.
+        tool_names: the names of the tools the catalog lists under it, in catalog order (for the
+            agent's ``overview``); empty when the format does not list them with the agent.
     """
 
     source: str
@@ -76,6 +78,7 @@ class RawAgent:
     description: str
     documentation: Mapping[str, Any]
     tags: tuple[str, ...] = ()
+    tool_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ __all__ = [
 ]
 
 #: Bumped whenever the derived mapping changes in a way that needs a new index version.
-SCHEMA_VERSION = 1
+#: 2: ``overview`` (text + vector) on tools and agents, the joint tool+agent representation.
+SCHEMA_VERSION = 2
 
 Entity = Literal["tool", "agent"]
 
@@ -84,6 +85,9 @@ class ToolDoc:
         examples: user intents it serves (MFTR examples field, nested; best match counts).
         function, tags, when_to_use, limitations: the Tool-DE profile (empty unless a doc or an
             LLM expansion supplies them; never invented).
+        overview: one line saying what the tool is: name, description and parameter names
+            (:func:`~toolsift.ingest.normalise.tool_overview`); tools and agents share this field, so
+            one query ranks both (Tool-to-Agent Retrieval's joint index).
         full_doc: the flat-document baseline text (the raw documentation serialised).
         raw: the documentation exactly as the catalog gave it; stored, not indexed.
     """
@@ -100,6 +104,7 @@ class ToolDoc:
     tags: tuple[str, ...] = _f("text_keyword", factory=tuple)
     when_to_use: str = _f("text", default="")
     limitations: str = _f("text", default="")
+    overview: str = _f("text", vector=True, default="")
     full_doc: str = _f("baseline_text", vector=True, default="")
     raw: dict[str, Any] = _f("stored", factory=dict)
 
@@ -123,6 +128,8 @@ class AgentDoc:
         description: what it offers.
         source: the catalog it came from.
         tags: categories from the catalog.
+        overview: one line saying what the agent offers: name, description and its tools' names
+            (:func:`~toolsift.ingest.normalise.agent_overview`), in the field tools use for theirs.
         full_doc: its documentation serialised, for the flat baseline.
         raw: the catalog entry without its tools; stored, not indexed.
     """
@@ -132,6 +139,7 @@ class AgentDoc:
     description: str = _f("text", vector=True, default="")
     source: str = _f("keyword", default="")
     tags: tuple[str, ...] = _f("text_keyword", factory=tuple)
+    overview: str = _f("text", vector=True, default="")
     full_doc: str = _f("baseline_text", vector=True, default="")
     raw: dict[str, Any] = _f("stored", factory=dict)
 

@@ -1,22 +1,54 @@
 """Owner aggregation: from ranked tools and agents to a ranked list of agents.
 
+Three pure stages, each usable alone:
+
+* :func:`aggregate_to_agents` — Algorithm 1 of Tool-to-Agent Retrieval: the top N entities of one
+  query (tool *and* agent documents), each mapped to its owner (a tool to its agent, an agent to
+  itself), the first K unique owners in rank order.
+* :func:`merge_steps` — step-wise querying: every step (or tool need) of a request is its own
+  query with its own Algorithm 1 ranking; the rankings are merged into one. The default rule is
+  **CombMAX**: an agent scores its best score over the steps, ties broken by the sum of its step
+  scores. A step is a need the answer must serve, so one step's clear winner must not be outvoted
+  by agents that are mildly relevant to many steps (the failure of summing reciprocal ranks, which
+  fills the top with generic document and memory servers); and an agent that several steps reach
+  wins a tie. The step scores must share a scale: the search path min-max normalises every step's
+  first stage to [0, 1] before aggregation.
+* :func:`decide_level` — ``--level auto``: the agent when at least two of its tools make the tool
+  answer, else the tools.
+
 References:
-    Tool-to-Agent Retrieval, §2, Algorithm 1: retrieve the top N entities over tool *and* agent
-    documents, map each to its owner (a tool to its agent, an agent to itself), and keep the first
-    K unique owners in rank order.
+    Tool-to-Agent Retrieval (2025), §2 (joint tool + agent index, Algorithm 1, direct and step-wise
+    querying) and §3 (LiveMCPBench protocol).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from toolsift.ranker.types import RankedAgent, RankedTool
 
-__all__ = ["aggregate_to_agents"]
+__all__ = [
+    "MERGE_RULES",
+    "MergeRule",
+    "LevelDecision",
+    "aggregate_to_agents",
+    "merge_steps",
+    "decide_level",
+    "AUTO_MIN_TOOLS",
+]
+
+MergeRule = Literal["max", "rrf"]
+#: ``max``: CombMAX of the step scores, ties by their sum (the default); ``rrf``: the sum of
+#: reciprocal ranks over the steps (rank constant 0), the baseline it replaces.
+MERGE_RULES: tuple[MergeRule, ...] = ("max", "rrf")
+#: ``--level auto`` answers with an agent when this many of its tools are in the tool answer.
+AUTO_MIN_TOOLS = 2
 
 
 def aggregate_to_agents(
-    entities: Sequence[RankedTool], *, top_n: int, top_k: int, names: dict[str, str] | None = None
+    entities: Sequence[RankedTool], *, top_n: int, top_k: int, names: Mapping[str, str] | None = None
 ) -> list[RankedAgent]:
     """Algorithm 1 over ``entities`` (already sorted best first).
 
@@ -29,6 +61,11 @@ def aggregate_to_agents(
     Returns:
         Up to ``top_k`` agents; each agent's score is that of the entity that first reached it,
         ``via`` lists every considered entity that mapped to it. Tools without an owner are skipped.
+
+    Example:
+        >>> tools = [RankedTool("w/now", "now", "tool", "agent:w", 0.9), RankedTool("agent:m", "m", "agent", None, 0.5)]
+        >>> [a.agent_id for a in aggregate_to_agents(tools, top_n=50, top_k=5)]
+        ['agent:w', 'agent:m']
     """
     order: list[str] = []
     best: dict[str, float] = {}
@@ -47,3 +84,127 @@ def aggregate_to_agents(
         RankedAgent(agent_id=a, name=names.get(a, a), score=best[a], rank=i + 1, via=tuple(via[a]))
         for i, a in enumerate(order[:top_k])
     ]
+
+
+def merge_steps(
+    per_step: Sequence[Sequence[RankedAgent]], *, top_k: int, rule: MergeRule = "max"
+) -> list[RankedAgent]:
+    """Merge the agent rankings of a request's steps into one ranking.
+
+    Args:
+        per_step: for each step, in step order, its Algorithm 1 ranking (best first) with scores on
+            one scale across steps (each step's first stage min-max normalised to [0, 1]).
+        top_k: how many agents to return.
+        rule: ``max`` — an agent's score is its best step score; ties go to the larger sum of its
+            step scores (agents reached by more steps, or more strongly), then to the agent id.
+            ``rrf`` — Σ over the steps that reached it of 1 / its rank there; ties by best rank,
+            then id.
+
+    Returns:
+        Up to ``top_k`` agents, ranked 1.. with the merged score; ``steps`` and ``step_scores``
+        say which steps reached each agent and how strongly, ``via`` joins the steps' entities
+        (step order, each once). One step returns its own ranking (re-scored under ``rrf``).
+
+    Raises:
+        ValueError: an unknown rule, or ``top_k`` < 1.
+
+    Example:
+        >>> write = [RankedAgent("agent:files", "Files", 1.0, 1), RankedAgent("agent:desk", "Desk", 0.97, 2)]
+        >>> news = [RankedAgent("agent:news", "News", 1.0, 1), RankedAgent("agent:files", "Files", 0.2, 2)]
+        >>> [a.agent_id for a in merge_steps([news, write], top_k=3)]
+        ['agent:files', 'agent:news', 'agent:desk']
+    """
+    if rule not in MERGE_RULES:
+        raise ValueError(f"unknown merge rule {rule!r}; use one of {', '.join(MERGE_RULES)}")
+    if top_k < 1:
+        raise ValueError(f"top_k must be at least 1, got {top_k}")
+    names: dict[str, str] = {}
+    steps: dict[str, list[int]] = {}
+    scores: dict[str, list[float]] = {}
+    ranks: dict[str, list[int]] = {}
+    via: dict[str, dict[str, None]] = {}
+    for step, ranking in enumerate(per_step, start=1):
+        for position, agent in enumerate(ranking, start=1):
+            if agent.agent_id in steps and steps[agent.agent_id][-1] == step:
+                continue  # a ranking names an agent once; a repeat adds nothing
+            names.setdefault(agent.agent_id, agent.name)
+            steps.setdefault(agent.agent_id, []).append(step)
+            scores.setdefault(agent.agent_id, []).append(agent.score)
+            ranks.setdefault(agent.agent_id, []).append(position)
+            via.setdefault(agent.agent_id, {}).update(dict.fromkeys(agent.via))
+    if rule == "max":
+        merged = {a: max(s) for a, s in scores.items()}
+        order = sorted(merged, key=lambda a: (-merged[a], -sum(scores[a]), a))
+    else:
+        merged = {a: sum(1.0 / r for r in rs) for a, rs in ranks.items()}
+        order = sorted(merged, key=lambda a: (-merged[a], min(ranks[a]), a))
+    return [
+        RankedAgent(
+            agent_id=a,
+            name=names[a],
+            score=merged[a],
+            rank=i + 1,
+            via=tuple(via[a]),
+            steps=tuple(steps[a]),
+            step_scores=tuple(scores[a]),
+        )
+        for i, a in enumerate(order[:top_k])
+    ]
+
+
+@dataclass(frozen=True)
+class LevelDecision:
+    """What ``--level auto`` answers with, and why.
+
+    Args:
+        level: ``agent`` when some agent owns at least ``min_tools`` of the tools, else ``tool``.
+        agents: those agents, ordered by the rank of their best tool; ``via`` lists their tools in
+            the answer, ``score`` is their best tool's score. Empty at tool level.
+        reason: the decision in words, for the user.
+    """
+
+    level: Literal["tool", "agent"]
+    agents: tuple[RankedAgent, ...]
+    reason: str
+
+
+def decide_level(
+    tools: Sequence[RankedTool], *, min_tools: int = AUTO_MIN_TOOLS, names: Mapping[str, str] | None = None
+) -> LevelDecision:
+    """``--level auto``: answer with the agent when several of its tools make the tool answer.
+
+    A request that several tools of one server serve is better answered by the server (its tools
+    come with it); a request that one tool serves, or tools of different servers, by the tools.
+
+    Args:
+        tools: the tool answer, best first (agent documents and tools without an owner are ignored).
+        min_tools: how many of an agent's tools must be in ``tools`` (default 2).
+        names: agent id → display name.
+
+    Raises:
+        ValueError: ``min_tools`` < 1.
+
+    Example:
+        >>> answer = [RankedTool("word/convert", "convert", "tool", "agent:word", 0.9),
+        ...           RankedTool("word/create", "create", "tool", "agent:word", 0.8)]
+        >>> decide_level(answer).level
+        'agent'
+    """
+    if min_tools < 1:
+        raise ValueError(f"min_tools must be at least 1, got {min_tools}")
+    owned: dict[str, list[RankedTool]] = {}
+    for tool in tools:
+        if tool.entity == "tool" and tool.agent_id:
+            owned.setdefault(tool.agent_id, []).append(tool)
+    names = names or {}
+    chosen = [a for a, ts in owned.items() if len(ts) >= min_tools]  # dict order: best tool first
+    n = len([t for t in tools if t.entity == "tool"])
+    if not chosen:
+        return LevelDecision("tool", (), f"no agent owns {min_tools} or more of the {n} tools")
+    agents = tuple(
+        RankedAgent(agent_id=a, name=names.get(a, a), score=owned[a][0].score, rank=i + 1,
+                    via=tuple(t.doc_id for t in owned[a]))
+        for i, a in enumerate(chosen)
+    )
+    said = ", ".join(f"{agent.name} ({len(agent.via)})" for agent in agents)
+    return LevelDecision("agent", agents, f"{said} of the {n} tools; at least {min_tools} make an agent the answer")

@@ -69,13 +69,21 @@ class RankedTool:
 
 @dataclass(frozen=True)
 class RankedAgent:
-    """An agent chosen by owner aggregation, with the entities that led to it."""
+    """An agent chosen by owner aggregation, with the entities that led to it.
+
+    Args:
+        via: the ranked entities (its tools, or its own agent document) that mapped to it.
+        steps: step-wise querying: the 1-based steps whose ranking reached it, in step order.
+        step_scores: its score in each of ``steps`` (same order).
+    """
 
     agent_id: str
     name: str
     score: float
     rank: int
     via: tuple[str, ...] = ()
+    steps: tuple[int, ...] = ()
+    step_scores: tuple[float, ...] = ()
 
 
 class Ranker(Protocol):

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from opensearchpy import OpenSearch
 
+from toolsift.agent_search import StepRanking, StepRetriever, search_agents
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError
@@ -30,7 +31,7 @@ from toolsift.query.builder import (
     parse_field_scores,
 )
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.agents import aggregate_to_agents
+from toolsift.ranker.agents import AUTO_MIN_TOOLS, MergeRule, decide_level
 from toolsift.ranker.artifact import WeightsArtifact, load_artifact
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.mftr import MFTRRanker
@@ -38,10 +39,14 @@ from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest, RankResponse
 from toolsift.ranker.types import RankedAgent, RankedTool, Ranker, RankingService
 
-__all__ = ["Searcher", "SearchResult", "Method", "Level"]
+__all__ = ["Searcher", "SearchResult", "Method", "Level", "RequestedLevel"]
 
 Method = Literal["multi-field", "full-doc"]
+#: What an answer holds: tools, or agents (Tool-to-Agent retrieval).
 Level = Literal["tool", "agent"]
+#: What a search asks for: ``auto`` answers with agents when several of an agent's tools make the
+#: tool answer (:func:`~toolsift.ranker.agents.decide_level`), else with the tools.
+RequestedLevel = Literal["tool", "agent", "auto"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,10 @@ class SearchResult:
 
     ``timings`` (milliseconds): ``encode`` (query embedding), ``candidates`` and ``field_scores``
     (OpenSearch round trips, HTTP included), ``rank`` (the ranker), ``total``.
+
+    At agent level ``steps`` holds each step's own ranking (one step: direct querying) and every
+    agent says which steps reached it; ``requested_level`` is what was asked (``auto`` resolves
+    to ``level``, with ``level_reason``).
     """
 
     query: StructuredQuery
@@ -64,6 +73,9 @@ class SearchResult:
     reranker: str | None = None
     degraded: bool = False
     degraded_reason: str | None = None
+    steps: tuple[StepRanking, ...] = ()
+    requested_level: RequestedLevel | None = None
+    level_reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +84,9 @@ class SearchResult:
             "method": self.method,
             "retriever": self.retriever,
             "level": self.level,
+            "requested_level": self.requested_level or self.level,
+            "level_reason": self.level_reason,
+            "steps": [{"step": i + 1, **s.to_dict()} for i, s in enumerate(self.steps)],
             "index": self.index,
             "ranker": self.ranker,
             "reranker": self.reranker,
@@ -97,7 +112,8 @@ class SearchResult:
                 for i, t in enumerate(self.tools)
             ],
             "agents": [
-                {"rank": a.rank, "id": a.agent_id, "name": a.name, "score": round(a.score, 6), "via": list(a.via)}
+                {"rank": a.rank, "id": a.agent_id, "name": a.name, "score": round(a.score, 6), "via": list(a.via),
+                 "steps": list(a.steps), "step_scores": [round(v, 4) for v in a.step_scores]}
                 for a in self.agents
             ],
         }
@@ -158,6 +174,7 @@ class Searcher:
             manager.check_model(self.index, embedder.name, embedder.dimension)
         self._pipelines = ensure_pipelines(client, settings.index, self.first_stage_weights, tag=tag)
         self._agent_names: dict[str, str] = {}
+        self._steps: StepRetriever | None = None
 
     def _ranking_from_settings(self, weights_version: str | None) -> RankingService:
         settings = self.settings
@@ -184,19 +201,32 @@ class Searcher:
         top_k: int = 10,
         method: Method = "multi-field",
         retriever: Retriever | None = None,
-        level: Level = "tool",
+        level: RequestedLevel = "tool",
+        merge: MergeRule = "max",
     ) -> SearchResult:
         """Rank tools (or agents) for ``query``.
 
         Args:
             query: the request text (becomes one tool need) or a rewritten structured query.
             top_k: how many tools (or agents) to return.
-            method: ``multi-field`` (MFTR fields, per-field scores, ranker) or ``full-doc``.
+            method: ``multi-field`` (MFTR fields, per-field scores, ranker) or ``full-doc``; the
+                tool-level ranking (``tool`` and ``auto``).
             retriever: ``bm25``, ``minilm`` or ``hybrid``; default from the settings.
-            level: ``tool``, or ``agent`` for Algorithm 1's owner aggregation over tools and agents.
+            level: ``tool``; ``agent`` for Tool-to-Agent retrieval (:mod:`toolsift.agent_search`:
+                each tool need of ``query`` is a step with its own joint tool + agent ranking and
+                Algorithm 1, the steps merged by ``merge``); ``auto``: the tool answer, or the
+                agents owning at least two of its tools.
+            merge: how the steps' agent rankings are merged (``max`` or ``rrf``; see
+                :func:`~toolsift.ranker.agents.merge_steps`).
         """
         if top_k < 1:
             raise BadQueryError(f"top_k must be at least 1, got {top_k}")
+        if level == "agent":
+            return self._search_agents(query, top_k=top_k, method=method, retriever=retriever, merge=merge)
+        if level == "auto":
+            return self._search_auto(query, top_k=top_k, method=method, retriever=retriever)
+        if level != "tool":
+            raise BadQueryError(f"unknown level {level!r}; use tool, agent or auto")
         retriever = retriever or self.settings.retriever
         if self.artifact is not None and method == "multi-field":
             self._check_kinds(retriever)
@@ -204,33 +234,21 @@ class Searcher:
         timings: dict[str, float] = {}
         started = time.perf_counter()
         vectors = self._encode(sq, retriever, method, timings)
-        depth = max(top_k, self.settings.agent_top_entities) if level == "agent" else top_k
-        entity = None if level == "agent" else "tool"
         ranker_name, reranker_name, degraded_reason = self.ranker.name, None, None
         if method == "full-doc":
-            tools = self._full_doc(sq, vectors, retriever, depth, entity, timings)
+            tools = self._full_doc(sq, vectors, retriever, top_k, "tool", timings)
         elif method == "multi-field":
-            tools, answer = self._multi_field(sq, vectors, retriever, depth, entity, timings)
+            tools, answer = self._multi_field(sq, vectors, retriever, top_k, "tool", timings)
             ranker_name, reranker_name, degraded_reason = answer.ranker, answer.reranker, answer.degraded_reason
         else:
             raise BadQueryError(f"unknown method {method!r}; use multi-field or full-doc")
-        agents: list[RankedAgent] = []
-        if level == "agent":
-            agents = aggregate_to_agents(
-                tools,
-                top_n=self.settings.agent_top_entities,
-                top_k=top_k,
-                names=self._names_of_agents(tools),
-            )
-            tools = [t for t in tools if t.entity == "tool"][:top_k]
         timings["total"] = (time.perf_counter() - started) * 1000
         return SearchResult(
             query=sq,
             method=method,
             retriever=retriever,
-            level=level,
+            level="tool",
             tools=tuple(tools[:top_k]),
-            agents=tuple(agents),
             timings=timings,
             index=self.index.index,
             ranker=ranker_name if method == "multi-field" else "opensearch",
@@ -238,6 +256,52 @@ class Searcher:
             degraded=degraded_reason is not None,
             degraded_reason=degraded_reason,
         )
+
+    def _search_agents(
+        self,
+        query: str | StructuredQuery,
+        *,
+        top_k: int,
+        method: Method,
+        retriever: Retriever | None,
+        merge: MergeRule,
+    ) -> SearchResult:
+        retriever = retriever or self.settings.retriever
+        sq = query if isinstance(query, StructuredQuery) else StructuredQuery.from_text(query)
+        started = time.perf_counter()
+        answer = search_agents(self.steps(), sq, top_k=top_k, retriever=retriever, rule=merge)
+        timings = {**answer.timings, "total": (time.perf_counter() - started) * 1000}
+        return SearchResult(
+            query=sq,
+            method=method,
+            retriever=retriever,
+            level="agent",
+            tools=answer.tools,
+            agents=answer.agents,
+            timings=timings,
+            index=self.index.index,
+            ranker=f"tool-to-agent ({merge} over {len(answer.steps)} step(s))",
+            steps=answer.steps,
+            requested_level="agent",
+        )
+
+    def _search_auto(
+        self, query: str | StructuredQuery, *, top_k: int, method: Method, retriever: Retriever | None
+    ) -> SearchResult:
+        result = self.search(query, top_k=top_k, method=method, retriever=retriever, level="tool")
+        decision = decide_level(result.tools, min_tools=AUTO_MIN_TOOLS, names=self.agent_names(result.tools))
+        return replace(result, level=decision.level, agents=decision.agents, requested_level="auto",
+                       level_reason=decision.reason)
+
+    def steps(self) -> StepRetriever:
+        """The step-wise joint retriever of this index (agent level), created on first use."""
+        if self._steps is None:
+            self._steps = StepRetriever(self)
+        return self._steps
+
+    def pipeline(self, name: str) -> str:
+        """The id of this index's search pipeline made from the template ``name``."""
+        return str(self._pipelines[name])
 
     def _check_kinds(self, retriever: Retriever) -> None:
         assert self.artifact is not None
@@ -390,7 +454,8 @@ class Searcher:
         """Query vectors for every text of ``sq`` the retriever needs (empty for BM25)."""
         return self._encode(sq, retriever, "multi-field", {})
 
-    def _names_of_agents(self, tools: Sequence[RankedTool]) -> dict[str, str]:
+    def agent_names(self, tools: Sequence[RankedTool]) -> dict[str, str]:
+        """Agent id → name for the owners of ``tools`` and the agent documents among them (cached)."""
         wanted = {t.agent_id for t in tools if t.agent_id} | {t.doc_id for t in tools if t.entity == "agent"}
         missing = sorted(a for a in wanted if a and a not in self._agent_names)
         if missing:

@@ -4,8 +4,8 @@ Two shapes are read:
 
 * **servers** (LiveMCPBench's ``tools.json``): a list of ``{name, description, category, config,
   tools: {server_key: {server_name, tools: [...]}}}`` (``tools`` may also be a plain list). Each
-  server becomes a :class:`RawAgent` with id ``agent:<slug of name>``, tags from ``category``, and
-  the entry without its tool lists as documentation; it is followed by its tools, each a
+  server becomes a :class:`RawAgent` with id ``agent:<slug of name>``, tags from ``category``, its
+  tools' names, and the entry without its tool lists as documentation; it is followed by its tools, each a
   :class:`RawTool` with id ``<slug of server name>/<tool name>``.
 * **one server** (a ``tools/list`` result): ``{"tools": [...]}`` or a bare list of
   ``{name, description, inputSchema}``. When the file names the server (``serverInfo.name``,
@@ -115,6 +115,12 @@ def _server_tools(tools: Any) -> list[Any] | None:
     return collected
 
 
+def _tool_names(tools: list[Any]) -> tuple[str, ...]:
+    """The names of the server's tools that have one, in catalog order, each once."""
+    names = (t.get("name") for t in tools if isinstance(t, dict))
+    return tuple(dict.fromkeys(n.strip() for n in names if isinstance(n, str) and n.strip()))
+
+
 def _without_tool_lists(entry: dict[str, Any]) -> dict[str, Any]:
     documentation = {key: value for key, value in entry.items() if key != "tools"}
     tools = entry.get("tools")
@@ -163,6 +169,7 @@ def _server(source: str, index: int, entry: Any) -> Iterator[LoadedRecord]:
             description or "",
             _without_tool_lists(entry),
             _tags(entry),
+            _tool_names(tools or []),
         )
     if tools is None:
         yield RejectedRecord(
@@ -212,6 +219,7 @@ def _single_server(
             description,
             _without_tool_lists(data),
             _tags(data),
+            _tool_names(tools),
         )
     yield from _tools(source, "", tools, slugify(name or catalog_name(path)), agent_id)
 

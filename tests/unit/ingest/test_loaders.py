@@ -234,6 +234,15 @@ def test_mcp_server_becomes_an_agent_with_slug_id_tags_and_no_tool_lists() -> No
     }
 
 
+def test_an_mcp_server_carries_its_tools_names_for_its_overview() -> None:
+    agents = [r for r in records(CATALOGS / "mcp_servers.json") if isinstance(r, RawAgent)]
+
+    assert agents[0].tool_names == ("get_forecast", "get_alerts")
+    single = records(CATALOGS / "mcp_server_tools.json")[0]
+    assert isinstance(single, RawAgent)
+    assert single.tool_names == ("add_note", "search_notes")  # the duplicate name once
+
+
 def test_mcp_tool_ids_are_server_slug_slash_tool_name() -> None:
     loaded = tools(CATALOGS / "mcp_servers.json")
     assert [(t.tool_id, t.agent_id) for t in loaded] == [

@@ -622,6 +622,37 @@ def test_unusable_agents_are_rejected_naming_the_field(overrides: dict[str, Any]
     assert caught.value.position == "server 0"
 
 
+# --- overviews: the joint tool + agent representation ------------------------------------------------
+
+
+def test_a_tool_overview_is_its_name_as_words_its_description_and_its_parameter_names() -> None:
+    tool = doc({"name": "write_file", "description": "Write text to a file.",
+                "inputSchema": {"type": "object", "properties": {"path": {}, "file_content": {}}}})
+
+    assert tool.overview == "write file: Write text to a file. Parameters: path, file content"
+
+
+def test_a_tool_without_description_or_parameters_is_overviewed_by_its_name() -> None:
+    assert doc({"name": "get-weread-rank"}).overview == "get weread rank"
+
+
+def test_an_agent_overview_lists_its_tools_names_after_its_description() -> None:
+    overview = normalise_agent(agent(tool_names=("get-bbc-news", "get_weibo_trending", " "))).overview
+
+    assert overview == "Weather: Forecasts. Tools: get bbc news, get weibo trending"
+
+
+def test_an_agent_whose_catalog_lists_no_tools_is_overviewed_by_name_and_description() -> None:
+    assert normalise_agent(agent()).overview == "Weather: Forecasts."
+
+
+def test_an_overview_longer_than_the_field_limit_is_cut_not_rejected() -> None:
+    long = normalise_agent(agent(tool_names=tuple(f"tool_{i}" for i in range(400))), max_field_chars=1_000)
+
+    assert len(long.overview) == 1_000
+    assert long.overview.startswith("Weather: Forecasts. Tools: tool 0, tool 1")
+
+
 # --- the real ToolRet catalogs -----------------------------------------------------------------------
 
 

@@ -85,7 +85,7 @@ def test_the_field_name_registry_matches_the_model() -> None:
     assert vector_field("parameters") == F.param_vector == "parameters.vector"
     assert vector_field("examples") == F.example_vector == "examples.vector"
     assert NESTED_VECTOR_FIELDS == ("parameters", "examples")
-    assert VECTOR_FIELDS == ("description", "response", "full_doc")
+    assert VECTOR_FIELDS == ("description", "response", "overview", "full_doc")
 
 
 @pytest.mark.parametrize(
@@ -104,7 +104,8 @@ def test_every_knn_vector_is_lucene_hnsw_cosine_with_the_given_dimension(dim: in
     vectors = dict(_knn_vectors(build_mappings(dim)["properties"]))
 
     assert set(vectors) == {
-        "description_vector", "response_vector", "full_doc_vector", "parameters.vector", "examples.vector",
+        "description_vector", "response_vector", "overview_vector", "full_doc_vector", "parameters.vector",
+        "examples.vector",
     }
     for path, spec in vectors.items():
         assert spec["dimension"] == dim, path

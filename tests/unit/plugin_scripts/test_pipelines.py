@@ -35,7 +35,7 @@ def test_every_json_template_parses_and_is_shipped() -> None:
     files = sorted(TEMPLATE_DIR.glob("*.json"))
     parsed = {f.stem: json.loads(f.read_text(encoding="utf-8")) for f in files}
 
-    assert set(parsed) == {"fulldoc-hybrid", "hybrid-minmax", "hybrid-rrf", "minilm-minmax"}
+    assert set(parsed) == {"fulldoc-hybrid", "hybrid-minmax", "hybrid-rrf", "joint-hybrid", "minilm-minmax"}
     assert pipeline_templates() == parsed
     for body in parsed.values():
         assert isinstance(body["description"], str) and body["description"]
@@ -187,6 +187,7 @@ def test_ensure_installs_every_missing_template_under_the_alias() -> None:
         "fulldoc-hybrid": "tools-fulldoc-hybrid",
         "hybrid-minmax": "tools-hybrid-minmax",
         "hybrid-rrf": "tools-hybrid-rrf",
+        "joint-hybrid": "tools-joint-hybrid",
         "minilm-minmax": "tools-minilm-minmax",
     }
     assert sorted(client.search_pipeline.puts) == sorted(ids.values())
@@ -222,4 +223,5 @@ def test_ensure_keeps_aliases_apart() -> None:
 
     ensure_pipelines(client, "two", DEFAULT_FIELD_WEIGHTS)  # type: ignore[arg-type]
 
-    assert sorted(client.search_pipeline.puts) == ["two-fulldoc-hybrid", "two-hybrid-minmax", "two-hybrid-rrf", "two-minilm-minmax"]
+    assert sorted(client.search_pipeline.puts) == [
+        "two-fulldoc-hybrid", "two-hybrid-minmax", "two-hybrid-rrf", "two-joint-hybrid", "two-minilm-minmax"]

@@ -1,0 +1,251 @@
+"""Tool-to-Agent retrieval: one joint first stage over tool and agent documents per step, Algorithm 1
+per step, the steps merged.
+
+Per step (a tool need of the request, an annotated step, or the request itself):
+
+1. **Joint first stage** (:func:`joint_body`): tool and agent documents ranked together by one
+   query. ``minilm``: k-NN on the ``overview`` vector (a tool's name, description and parameter
+   names; an agent's name, description and its tools' names — the same field for both, so their
+   scores compare). ``bm25``: BM25 over the flat document (``full_doc``). ``hybrid``: both as
+   sub-queries of a neural-search ``hybrid`` query through the ``joint-hybrid`` pipeline (min-max,
+   weights 0.25 lexical / 0.75 dense). Single-query scores are min-max normalised over the step's
+   hits here, as the pipeline normalises each sub-query, so every step's scores lie in [0, 1].
+2. **Algorithm 1** (:func:`~toolsift.ranker.agents.aggregate_to_agents`): the top N entities
+   (``agent_top_entities``, 50) to their owners, each owner scored by its best entity.
+3. **Merge** (:func:`~toolsift.ranker.agents.merge_steps`): CombMAX over the steps, ties by the
+   sum of step scores (``rrf``: reciprocal-rank sum, the baseline).
+
+Tools are merged the same way (best score over the steps), so the answer lists the tools that
+reached the agents beside them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from toolsift.errors import BadQueryError, IndexMismatchError
+from toolsift.mappings import F, vector_field
+from toolsift.plugin_scripts.pipelines import pipeline_id
+from toolsift.query.builder import cap_terms, fetch_spec, hit_identity, kinds_for
+from toolsift.query.structured import StructuredQuery
+from toolsift.ranker.agents import MergeRule, aggregate_to_agents, merge_steps
+from toolsift.ranker.types import RankedAgent, RankedTool
+
+if TYPE_CHECKING:
+    from toolsift.config import Retriever
+    from toolsift.search import Searcher
+
+__all__ = [
+    "JOINT_PIPELINE",
+    "MEMO_SIZE",
+    "Representation",
+    "StepRanking",
+    "AgentAnswer",
+    "step_texts",
+    "joint_body",
+    "StepRetriever",
+    "search_agents",
+]
+
+#: The search-pipeline template of the hybrid joint first stage.
+JOINT_PIPELINE = "joint-hybrid"
+#: How many step rankings a :class:`StepRetriever` remembers (an evaluation repeats steps across rows).
+MEMO_SIZE = 4096
+#: Which vector the dense part matches: ``overview`` (the method) or ``description`` (the plain
+#: joint index of the paper's corpora: descriptions only; a reference row of the evaluation).
+Representation = Literal["overview", "description"]
+
+
+def step_texts(sq: StructuredQuery) -> list[str]:
+    """One query text per tool need (its tool description, else its user intent), each once."""
+    texts = [need.tool_description or need.user_intent for need in sq.tool_needs]
+    return list(dict.fromkeys(t for t in texts if t))
+
+
+def joint_body(
+    text: str,
+    vector: Sequence[float] | None,
+    retriever: Retriever,
+    size: int,
+    *,
+    representation: Representation = "overview",
+) -> dict[str, Any]:
+    """The joint first-stage request of one step: tool and agent documents, no entity filter.
+
+    ``hybrid`` must run through the ``joint-hybrid`` pipeline.
+
+    Raises:
+        BadQueryError: a dense retriever without the step's vector, or an unknown retriever.
+    """
+    kinds = kinds_for(retriever)
+    lexical = {"match": {F.full_doc: cap_terms(text)}}
+    if "dense" in kinds and vector is None:
+        raise BadQueryError(f"retriever {retriever!r} needs the step's query vector")
+    dense: dict[str, Any] = {}
+    if vector is not None:
+        dense = {"knn": {vector_field(representation): {"vector": list(vector), "k": size}}}
+    if kinds == ("bm25",):
+        query: dict[str, Any] = lexical
+    elif kinds == ("dense",):
+        query = dense
+    else:
+        query = {"hybrid": {"queries": [lexical, dense]}}
+    return {"size": size, **fetch_spec(), "query": query}
+
+
+@dataclass(frozen=True)
+class StepRanking:
+    """One step's joint ranking: its entities (scores in [0, 1]) and their owners by Algorithm 1."""
+
+    text: str
+    entities: tuple[RankedTool, ...]
+    agents: tuple[RankedAgent, ...]
+
+    def to_dict(self, top: int = 5) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "agents": [{"id": a.agent_id, "name": a.name, "score": round(a.score, 4)} for a in self.agents[:top]],
+        }
+
+
+@dataclass(frozen=True)
+class AgentAnswer:
+    """Step-wise Tool-to-Agent retrieval: the merged agents and tools, and every step's ranking."""
+
+    agents: tuple[RankedAgent, ...]
+    tools: tuple[RankedTool, ...]
+    steps: tuple[StepRanking, ...]
+    rule: MergeRule
+    timings: Mapping[str, float]
+
+
+def _min_max(entities: list[RankedTool]) -> list[RankedTool]:
+    if not entities:
+        return entities
+    high, low = entities[0].score, entities[-1].score
+    span = high - low
+
+    def scaled(s: float) -> float:
+        return (s - low) / span if span > 1e-12 else 1.0
+
+    return [
+        RankedTool(doc_id=e.doc_id, name=e.name, entity=e.entity, agent_id=e.agent_id, score=scaled(e.score),
+                   raw_scores=e.raw_scores, first_stage_rank=e.first_stage_rank)
+        for e in entities
+    ]
+
+
+class StepRetriever:
+    """Runs the joint first stage and Algorithm 1 for single steps on one index, remembering answers.
+
+    Args:
+        searcher: the index, client, embedder and pipelines (Algorithm 1's N from its settings).
+        representation: the dense part's vector (``overview``; ``description`` for the reference
+            row of the evaluation).
+
+    Raises:
+        IndexMismatchError: at construction, when the index predates the ``overview`` field.
+    """
+
+    def __init__(self, searcher: Searcher, *, representation: Representation = "overview") -> None:
+        from toolsift.mappings.index import IndexManager
+
+        self.searcher = searcher
+        self.representation = representation
+        manager = IndexManager(searcher.client, searcher.settings.index)
+        if not manager.is_current_schema(searcher.index):
+            raise IndexMismatchError(
+                f"index {searcher.index.index!r} was built by an older toolsift, without the tool and agent "
+                f"overviews agent-level search needs; rebuild it: `toolsift ingest CATALOG --index "
+                f"{searcher.settings.index} --rebuild`"
+            )
+        self._memo: dict[tuple[str, str], StepRanking] = {}
+
+    @property
+    def top_n(self) -> int:
+        return self.searcher.settings.agent_top_entities
+
+    def rank(self, texts: Sequence[str], retriever: Retriever, timings: dict[str, float] | None = None) -> list[StepRanking]:
+        """Each text's :class:`StepRanking` (all owners within the top N), in order."""
+        timings = timings if timings is not None else {}
+        missing = [t for t in dict.fromkeys(texts) if (retriever, t) not in self._memo]
+        vectors: dict[str, list[float]] = {}
+        if missing and "dense" in kinds_for(retriever):
+            if self.searcher.embedder is None:
+                raise BadQueryError(f"retriever {retriever!r} needs an embedding model")
+            t0 = time.perf_counter()
+            matrix = self.searcher.embedder.encode_query(missing)
+            timings["encode"] = timings.get("encode", 0.0) + (time.perf_counter() - t0) * 1000
+            vectors = {t: matrix[i].tolist() for i, t in enumerate(missing)}
+        t0 = time.perf_counter()
+        found = {t: self._memo[(retriever, t)] for t in texts if (retriever, t) in self._memo}
+        for text in missing:
+            entities = self._entities(text, vectors.get(text), retriever)
+            agents = aggregate_to_agents(entities, top_n=self.top_n, top_k=self.top_n, names=self.searcher.agent_names(entities))
+            found[text] = self._memo[(retriever, text)] = StepRanking(text, tuple(entities), tuple(agents))
+            if len(self._memo) > MEMO_SIZE:  # oldest first: dicts keep insertion order
+                del self._memo[next(iter(self._memo))]
+        if missing:
+            timings["candidates"] = timings.get("candidates", 0.0) + (time.perf_counter() - t0) * 1000
+        return [found[t] for t in texts]
+
+    def _entities(self, text: str, vector: Sequence[float] | None, retriever: Retriever) -> list[RankedTool]:
+        searcher = self.searcher
+        depth = max(self.top_n, searcher.settings.candidates)
+        body = joint_body(text, vector, retriever, depth, representation=self.representation)
+        params: dict[str, str] = {}
+        if retriever == "hybrid":
+            params["search_pipeline"] = searcher.pipeline(JOINT_PIPELINE)
+        answer = searcher.client.search(index=searcher.settings.index, body=body, params=params)
+        out = []
+        for i, hit in enumerate(answer["hits"]["hits"]):
+            who = hit_identity(hit)
+            out.append(RankedTool(doc_id=who.doc_id, name=who.name, entity=who.entity, agent_id=who.agent_id,
+                                  score=float(hit["_score"]), first_stage_rank=i + 1))
+        # The hybrid pipeline already normalised (and weighted) its sub-queries; a single query's
+        # scores are put on the same [0, 1] scale here, so steps compare in the merge.
+        return out if retriever == "hybrid" else _min_max(out)
+
+
+def _merge_tools(rankings: Sequence[StepRanking], top_k: int) -> list[RankedTool]:
+    """Tool entities by their best score over the steps (ties: earlier step, higher rank there)."""
+    best: dict[str, tuple[float, int, int, RankedTool]] = {}
+    for step, ranking in enumerate(rankings):
+        for entity in ranking.entities:
+            if entity.entity != "tool":
+                continue
+            key = (entity.score, -step, -entity.first_stage_rank, entity)
+            if entity.doc_id not in best or key[:3] > best[entity.doc_id][:3]:
+                best[entity.doc_id] = key
+    ordered = sorted(best.values(), key=lambda k: (-k[0], -k[1], -k[2], k[3].doc_id))
+    return [k[3] for k in ordered[:top_k]]
+
+
+def search_agents(
+    retriever_of_steps: StepRetriever,
+    sq: StructuredQuery,
+    *,
+    top_k: int,
+    retriever: Retriever,
+    rule: MergeRule = "max",
+) -> AgentAnswer:
+    """Step-wise Tool-to-Agent retrieval: each tool need of ``sq`` is a step (one need: direct).
+
+    Raises:
+        BadQueryError: ``top_k`` < 1 or a query without text.
+    """
+    if top_k < 1:
+        raise BadQueryError(f"top_k must be at least 1, got {top_k}")
+    texts = step_texts(sq)
+    if not texts:
+        raise BadQueryError("the query has no text to search with")
+    timings: dict[str, float] = {}
+    rankings = retriever_of_steps.rank(texts, retriever, timings)
+    t0 = time.perf_counter()
+    agents = merge_steps([r.agents for r in rankings], top_k=top_k, rule=rule)
+    tools = _merge_tools(rankings, top_k)
+    timings["rank"] = (time.perf_counter() - t0) * 1000
+    return AgentAnswer(tuple(agents), tuple(tools), tuple(rankings), rule, timings)
