@@ -27,7 +27,6 @@ References:
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
@@ -39,7 +38,6 @@ from toolsift.ranker.history import AcquiredBundle
 from toolsift.ranker.metrics.tracc import tracc
 
 __all__ = [
-    "split_needs",
     "PTRConfig",
     "SetCandidate",
     "SetEvidence",
@@ -51,34 +49,6 @@ __all__ = [
     "CALIBRATION_GRID",
     "COLD_RATIO_GRID",
 ]
-
-# Clause boundaries that usually separate two tool needs in one request.
-_SPLIT = re.compile(
-    r"(?:[.;!?]\s+|,?\s+and then\s+|,?\s+then\s+|,?\s+after that\s+|,?\s+also\s+|,?\s+as well as\s+"
-    r"|,\s+and\s+|\s+and\s+(?=(?:get|find|check|search|send|book|tell|show|give|look|fetch|calculate|convert|"
-    r"translate|create|make|list|set|add|buy|play|recommend|suggest|provide|compare)\b))",
-    re.IGNORECASE,
-)
-_LEADING_JOINER = re.compile(r"^(?:and then|then|also|and|plus)\s+", re.IGNORECASE)
-_MIN_NEED_WORDS = 3
-
-
-def split_needs(text: str) -> list[str]:
-    """A rule-based split of a request into tool needs, for when no rewrite or LLM gives them.
-
-    Splits at sentence ends and at clause joiners ("and then", "also", ", and", "and" before an
-    action verb); fragments shorter than three words are merged into the need before them.
-    """
-    parts = [_LEADING_JOINER.sub("", p.strip(" ,.;!?")) for p in _SPLIT.split(text) if p and p.strip(" ,.;!?")]
-    parts = [p for p in parts if p]
-    needs: list[str] = []
-    for part in parts:
-        if needs and len(part.split()) < _MIN_NEED_WORDS:
-            needs[-1] = f"{needs[-1]} {part}"
-        else:
-            needs.append(part)
-    return needs or [text.strip()]
-
 
 @dataclass(frozen=True)
 class PTRConfig:
@@ -135,7 +105,7 @@ class SetEvidence:
     """Everything the decision reads for one request; gathering it is the only part that searches.
 
     Args:
-        needs: the request's tool needs (rewrite, LLM, or :func:`split_needs`).
+        needs: the request's tool needs (rewrite, LLM, or :func:`toolsift.query.decompose.split_needs`).
         candidates: the request's retrieval, best first.
         coverage_of: tool id → the cosine of each need with the tool, for every candidate, bundle
             tool and view tool (computed in OpenSearch by the k-NN scoring script).

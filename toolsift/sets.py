@@ -22,6 +22,7 @@ from toolsift.ingest.history import index_history
 from toolsift.mappings import F, vector_field
 from toolsift.mappings.history import history_alias
 from toolsift.query.builder import cosine_from_lucene
+from toolsift.query.decompose import split_needs
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.history import History, HistoryStore
 from toolsift.ranker.ptr import (
@@ -32,7 +33,6 @@ from toolsift.ranker.ptr import (
     calibrate,
     calibrate_cold,
     recommend_set,
-    split_needs,
 )
 from toolsift.search import Method, Searcher
 
@@ -93,7 +93,8 @@ class SetRecommender:
         self.depth = depth
 
     def needs_of(self, query: str | StructuredQuery) -> list[str]:
-        """The rewrite's tool needs when it gave several, else the rule-based split of the request."""
+        """The rewrite's tool needs when it gave several, else the rule-based split of the request
+        (:func:`toolsift.query.decompose.split_needs`, the same split step-wise agent search uses)."""
         if isinstance(query, StructuredQuery) and len(query.tool_needs) > 1:
             return [str(n.user_intent) for n in query.tool_needs if n.user_intent] or [str(query.text)]
         return split_needs(str(query.text) if isinstance(query, StructuredQuery) else query)

@@ -16,7 +16,6 @@ from toolsift.ranker.ptr import (
     calibrate,
     calibrate_cold,
     recommend_set,
-    split_needs,
 )
 
 NEVER_TRIM = PTRConfig(keep_threshold=-1.0, solve_threshold=-1.0)
@@ -40,26 +39,6 @@ def evidence(
         need_votes=tuple(need_votes),
         cooccurrence=cooccurrence or {},
     )
-
-
-class TestNeedSplitting:
-    def test_a_single_request_is_one_need(self) -> None:
-        assert split_needs("I'm planning a meal using the ingredient beef and grocery.") == [
-            "I'm planning a meal using the ingredient beef and grocery"
-        ]
-
-    def test_sentences_and_clause_joiners_separate_needs(self) -> None:
-        assert split_needs("Find flights to Rome and then book a hotel near the station. Also check the weather") == [
-            "Find flights to Rome", "book a hotel near the station", "check the weather"
-        ]
-
-    def test_and_before_an_action_verb_splits(self) -> None:
-        assert split_needs("convert 100 USD to EUR and send the result to my boss") == [
-            "convert 100 USD to EUR", "send the result to my boss"
-        ]
-
-    def test_short_fragments_join_the_need_before(self) -> None:
-        assert split_needs("Get the forecast. Thanks!") == ["Get the forecast Thanks"]
 
 
 class TestBundleAcquisition:
