@@ -16,9 +16,9 @@ The decision is a pure function of the evidence gathered for one request (:class
    of the past queries nearest to the need), *contextual tool expansion* (tools that share bundles
    with the kept ones); a frequency vote over their top ``view_depth`` picks one tool, added when at
    least ``min_votes`` views agree.
-4. **Cold start** (no history): the set is the head of the retrieval ranking whose scores stay within
-   ``cold_ratio`` of the top score (a score-gap rule, at most ``max_size`` tools), plus the best tool
-   of every further need the request splits into.
+4. **Cold start** (no history): when the request splits into several needs, each first gets the
+   tool closest to it; then the head of the retrieval ranking whose scores stay within ``cold_ratio``
+   of the top score (a score-gap rule) fills the set to ``max_size`` tools (or one per need).
 
 References:
     PTR: Precision-Driven Tool Recommendation for Large Language Models (Gao and Zhang, 2024), §3.
@@ -254,32 +254,33 @@ def _cold_set(ev: SetEvidence, cfg: PTRConfig) -> ToolSet:
         return ToolSet((), ev.needs, ev.needs, None, size_rule="no candidates")
     top = ev.candidates[0].score
     head = [c for c in ev.candidates[: cfg.max_size] if top <= 0 or c.score >= cfg.cold_ratio * top]
-    chosen = {c.tool_id for c in head}
-    members = []
-    for c in head:
-        cover = ev.coverage(c.tool_id)
-        members.append(SetMember(c.tool_id, c.name, ev.needs[int(cover.argmax())], "retrieved",
-                                 f"retrieval score {c.score:.3f} ≥ {cfg.cold_ratio} × top {top:.3f}", float(cover.max())))
-    unsolved = []
+    members: list[SetMember] = []
+    unsolved: list[str] = []
     if len(ev.needs) > 1:
+        # Several needs: each first gets the tool closest to it (from the request's and the need's own
+        # retrieval), so one need with many similar tools cannot fill the set alone.
+        retrieved = {c.tool_id for c in ev.candidates}
         for i, need in enumerate(ev.needs):
-            if any(m.need == need for m in members):
-                continue
-            if len(members) >= cfg.max_size:
-                unsolved.append(need)
-                continue
-            pool = [c for c in ev.candidates if c.tool_id not in chosen and c.tool_id in ev.coverage_of]
+            pool = [t for t in ev.coverage_of if t not in {m.tool_id for m in members}]
             if not pool:
                 unsolved.append(need)
                 continue
-            best = max(pool, key=lambda c: float(ev.coverage(c.tool_id)[i]))
-            chosen.add(best.tool_id)
-            members.append(SetMember(best.tool_id, best.name, need, "added",
-                                     f"the retrieved tool closest to this need (cosine {ev.coverage(best.tool_id)[i]:.3f})",
-                                     float(ev.coverage(best.tool_id)[i])))
+            best = max(pool, key=lambda t: float(ev.coverage(t)[i]))
+            cos = float(ev.coverage(best)[i])
+            members.append(SetMember(best, ev.names.get(best, best), need, "retrieved" if best in retrieved else "added",
+                                     f"the tool closest to this need (cosine {cos:.3f})", cos))
+    cap = max(cfg.max_size, len(members))
+    for c in head:
+        if len(members) >= cap:
+            break
+        if any(m.tool_id == c.tool_id for m in members):
+            continue
+        cover = ev.coverage(c.tool_id)
+        members.append(SetMember(c.tool_id, c.name, ev.needs[int(cover.argmax())], "retrieved",
+                                 f"retrieval score {c.score:.3f} ≥ {cfg.cold_ratio} × top {top:.3f}", float(cover.max())))
     return ToolSet(tuple(members), ev.needs, tuple(unsolved), None,
-                   size_rule=f"cold start: retrieved tools within {cfg.cold_ratio} of the top score (at most "
-                             f"{cfg.max_size}), plus the closest tool of each further need")
+                   size_rule=f"cold start: the closest tool of each need when there are several, then retrieved "
+                             f"tools within {cfg.cold_ratio} of the top score (at most {cfg.max_size}, or one per need)")
 
 
 #: The grid :func:`calibrate` searches (history parameters).

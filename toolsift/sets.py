@@ -43,6 +43,8 @@ __all__ = ["SetRecommender", "SetResult", "build_history", "DEFAULT_SET_DEPTH", 
 DEFAULT_SET_DEPTH = 100
 #: Past queries held out to calibrate PTR's parameters when a history is built.
 DEFAULT_CALIBRATION_QUERIES = 300
+# Tools each need's own retrieval adds to the pool when the request has several needs.
+_PER_NEED_DEPTH = 20
 # Bundles whose tools get co-occurrence counts and vectors: the best few by each acquisition signal.
 _BUNDLES_EXAMINED = 3
 
@@ -122,6 +124,10 @@ class SetRecommender:
             cooccurrence = {t: self.history.cooccurrence([t]) for t in sorted(examined)}
         t3 = time.perf_counter()
         wanted = {c.tool_id for c in candidates}
+        if len(needs) > 1:  # each need's own retrieval, for the direct view and cold start
+            for need in needs:
+                wanted |= {t.doc_id for t in self.searcher.search(
+                    need, top_k=_PER_NEED_DEPTH, method=self.method, retriever=self.retriever).tools}
         wanted |= {t for b in bundles for t in b.bundle.tools}
         for votes in need_votes:
             wanted |= set(sorted(votes, key=lambda t: -votes[t])[: self.config.view_depth])

@@ -127,6 +127,15 @@ class TestColdStart:
         assert chosen.tool_ids == ["f", "h"]
         assert chosen.members[1].need == "find a hotel"
 
+    def test_one_need_with_many_similar_tools_cannot_fill_the_set_alone(self) -> None:
+        ev = evidence(needs=["find today's headlines", "convert it to PDF"],
+                      coverage={"pdf1": [0.1, 0.8], "pdf2": [0.1, 0.7], "pdf3": [0.1, 0.6], "news": [0.7, 0.0]},
+                      candidates=[("pdf1", 1.0), ("pdf2", 0.9), ("pdf3", 0.8)])
+        chosen = recommend_set(ev, PTRConfig(cold_ratio=0.3, max_size=3))
+        assert chosen.tool_ids == ["news", "pdf1", "pdf2"]
+        assert chosen.members[0].reason == "added"  # found by the need's own retrieval, not the request's
+        assert [m.need for m in chosen.members[:2]] == ["find today's headlines", "convert it to PDF"]
+
     def test_no_candidates_gives_an_empty_set_with_every_need_unsolved(self) -> None:
         chosen = recommend_set(evidence(), PTRConfig())
         assert chosen.tool_ids == [] and chosen.unsolved == ("plan a meal",)
