@@ -15,6 +15,7 @@ DEMO_QUERIES: tuple[str, ...] = (
     "generate a word cloud chart from text",
 )
 DEMO_AGENT_QUERY = "read and write files on my computer"
+DEMO_SET_QUERY = "Find today's top news headlines, then write them into a Word document and convert it to PDF"
 
 
 def _default_catalog() -> Path:
@@ -34,12 +35,14 @@ def _default_catalog() -> Path:
 @click.option("--index", "index_alias", default="toolsift-demo", show_default=True, help="Index alias for the demo.")
 @pass_app
 def demo(app: AppContext, catalog: Path | None, index_alias: str) -> None:
-    """Start the local node, ingest LiveMCPBench (70 servers, 527 tools) and run a few searches."""
-    from toolsift.cli.search import render_result
+    """Start the local node, ingest LiveMCPBench (70 servers, 527 tools) and run a few searches: tools, an
+    agent, and a precise tool set (cold start: the demo catalog has no history)."""
+    from toolsift.cli.search import render_result, render_set
     from toolsift.embedding import load_embedder
     from toolsift.errors import CatalogError
     from toolsift.ingest.pipeline import ingest_catalog
     from toolsift.search import Searcher
+    from toolsift.sets import SetRecommender
 
     settings = app.settings(index=index_alias)
     catalog = catalog or _default_catalog()
@@ -73,5 +76,7 @@ def demo(app: AppContext, catalog: Path | None, index_alias: str) -> None:
         click.echo(render_result(searcher.search(query, top_k=5)))
     click.echo("")
     click.echo(render_result(searcher.search(DEMO_AGENT_QUERY, top_k=3, level="agent")))
+    click.echo("")
+    click.echo(render_set(SetRecommender(searcher).recommend(DEMO_SET_QUERY), DEMO_SET_QUERY))
     if not report.ok:
         raise SystemExit(1)
