@@ -69,7 +69,7 @@ def test_set_eval_scores_ptr_and_the_reference_rows_on_the_test_split(
     assert [r.name for r in result.rows] == [
         "nearest training query's set", "dense top-3", "dense top-|gold| (oracle size)", "hybrid top-3",
         "PTR cold start (hybrid + score-gap size)", "PTR bundle acquisition only",
-        "PTR (calibrated: acquisition + coverage + multi-view)",
+        "PTR, coverage + multi-view forced on", "PTR (calibrated: acquisition + coverage + multi-view)",
     ]
     assert result.n_queries == 12
     by_name = {r.name: r.metrics for r in result.rows}

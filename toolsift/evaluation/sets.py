@@ -14,6 +14,8 @@ queries, calibration — from the train split only, and nothing of it with ``no_
 * ``PTR (calibrated …)`` — :func:`~toolsift.ranker.ptr.recommend_set` with the parameters calibrated
   on held-out training queries (:func:`~toolsift.sets.build_history`);
 * ``PTR bundle acquisition only`` — the acquired bundle as is (no trimming, no additions);
+* ``PTR, coverage + multi-view forced on`` — the same with mid-grid thresholds
+  (:data:`FORCED_COVERAGE`), whatever the calibration chose;
 * ``PTR cold start`` — no history: Full-Doc hybrid retrieval and the score-gap size rule;
 * references: ``nearest training query's set`` (the gold set of the most similar training query —
   history alone), ``dense top-3`` and ``dense top-|gold| (oracle size)`` (Full-Doc k-NN; the latter
@@ -48,6 +50,10 @@ from toolsift.sets import DEFAULT_CALIBRATION_QUERIES, SetRecommender, build_his
 __all__ = ["SET_MEASURES", "set_scores", "SetRow", "SetEvalResult", "run_set_eval"]
 
 SET_MEASURES: tuple[str, ...] = ("tracc", "recall@gt", "ndcg@gt", "set_size_error", "set_size")
+
+#: The "forced on" row's thresholds: mid-grid values, to show what trimming and additions do when
+#: the calibration would not choose them.
+FORCED_COVERAGE = PTRConfig(keep_threshold=0.2, solve_threshold=0.3, min_votes=2)
 
 
 def set_scores(gold: Sequence[str] | set[str], recommended: Sequence[str]) -> dict[str, float]:
@@ -188,6 +194,14 @@ def run_set_eval(
         rows.append(SetRow("PTR bundle acquisition only", _mean([
             set_scores(gold[q], recommend_set(ev, plain).tool_ids) for q, ev in zip(ids, evidence)]),
             uses_history=True, note=f"vote + BM25 (w {config.bm25_weight}), no trimming or additions"))
+        forced = replace(config, keep_threshold=FORCED_COVERAGE.keep_threshold,
+                         solve_threshold=FORCED_COVERAGE.solve_threshold, min_votes=FORCED_COVERAGE.min_votes)
+        forced_sets = [recommend_set(ev, forced) for ev in evidence]
+        rows.append(SetRow("PTR, coverage + multi-view forced on", _mean([
+            set_scores(gold[q], s.tool_ids) for q, s in zip(ids, forced_sets)]), uses_history=True,
+            note=f"keep {forced.keep_threshold}, solve {forced.solve_threshold}, {forced.min_votes} votes: dropped "
+                 f"{sum(len(s.dropped) for s in forced_sets)}, added "
+                 f"{sum(1 for s in forced_sets for m in s.members if m.reason == 'added')}"))
         full = [recommend_set(ev, config) for ev in evidence]
         rows.append(SetRow("PTR (calibrated: acquisition + coverage + multi-view)", _mean([
             set_scores(gold[q], s.tool_ids) for q, s in zip(ids, full)]), uses_history=True,
