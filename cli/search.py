@@ -112,7 +112,7 @@ def search(
     client = app.client()  # an unreachable node is reported before the model loads
     needs_model = set_mode or not (settings.retriever == "bm25" and method == "full-doc")
     embedder = load_embedder(settings) if needs_model else None
-    searcher = Searcher(client, settings, embedder)
+    searcher = Searcher(client, settings, embedder, source="cli")
     if not source:
         from toolsift.llm import llm_and_cache
         from toolsift.query.rewrite import QueryRewriter

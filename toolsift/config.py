@@ -144,6 +144,14 @@ class Settings(BaseSettings):
         5.0, ge=0, le=1000, description="How long the service waits to fill a reranker batch across concurrent requests."
     )
 
+    # --- query log ---------------------------------------------------------------------------------
+    query_log: bool = Field(False, description="Record every search (request, structured query, ranked tools with "
+                            "field scores and penalties, latency, degraded flag, weights version) in query_log_index.")
+    query_log_index: str = Field("toolsift-querylog", pattern=r"^[a-z0-9][a-z0-9._-]*$",
+                                 description="The query log index.")
+    query_log_retention_days: int = Field(30, ge=1, le=3650,
+                                          description="Log records older than this are deleted when a searcher opens the log.")
+
     # --- LLM (standardisation, Tool-DE expansion, query rewriting) ---------------------------------
     llm_base_url: str | None = Field(
         None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1. Unset: no LLM calls."

@@ -31,6 +31,7 @@ from toolsift.query.builder import (
     parse_field_scores,
 )
 from toolsift.query.structured import StructuredQuery
+from toolsift.querylog import QueryLog
 from toolsift.ranker.agents import AUTO_MIN_TOOLS, MergeRule, decide_level
 from toolsift.ranker.artifact import WeightsArtifact, load_artifact
 from toolsift.ranker.fusion import FieldWeightRanker
@@ -135,6 +136,8 @@ class Searcher:
         ranking: the ranking service the multi-field path calls; default: the ranker service at
             ``ranker_url`` (with its first-stage fallback) when set, else in-process
             :class:`RankingPipeline` over ``ranker`` plus the ``reranker`` setting's model.
+        source: who searches (``cli``, ``api``, ``ui``), recorded in the query log when the
+            ``query_log`` setting is on.
 
     Raises:
         IndexMismatchError: at construction, when the index does not exist or holds vectors of
@@ -150,6 +153,7 @@ class Searcher:
         ranker: Ranker | None = None,
         artifact: WeightsArtifact | None = None,
         ranking: RankingService | None = None,
+        source: str = "api",
     ) -> None:
         self.client = client
         self.settings = settings
@@ -175,6 +179,16 @@ class Searcher:
         self._pipelines = ensure_pipelines(client, settings.index, self.first_stage_weights, tag=tag)
         self._agent_names: dict[str, str] = {}
         self._steps: StepRetriever | None = None
+        #: Where searches are recorded (the ``query_log`` setting); None: not logged.
+        self.query_log: QueryLog | None = QueryLog.open(client, settings, source=source) if settings.query_log else None
+
+    @property
+    def weights_version(self) -> str | None:
+        """``<name>/vNNN`` of the learned weights in use (their digest when not saved); None: fixed weights."""
+        if self.artifact is None:
+            return None
+        path = self.artifact.path
+        return f"{path.parent.parent.name}/{path.parent.name}" if path is not None else f"w{self.artifact.digest}"
 
     def _ranking_from_settings(self, weights_version: str | None) -> RankingService:
         settings = self.settings
@@ -219,6 +233,21 @@ class Searcher:
             merge: how the steps' agent rankings are merged (``max`` or ``rrf``; see
                 :func:`~toolsift.ranker.agents.merge_steps`).
         """
+        result = self._search(query, top_k=top_k, method=method, retriever=retriever, level=level, merge=merge)
+        if self.query_log is not None:
+            self.query_log.record(result, weights_version=self.weights_version)
+        return result
+
+    def _search(
+        self,
+        query: str | StructuredQuery,
+        *,
+        top_k: int,
+        method: Method,
+        retriever: Retriever | None,
+        level: RequestedLevel,
+        merge: MergeRule,
+    ) -> SearchResult:
         if top_k < 1:
             raise BadQueryError(f"top_k must be at least 1, got {top_k}")
         if level == "agent":
@@ -288,7 +317,7 @@ class Searcher:
     def _search_auto(
         self, query: str | StructuredQuery, *, top_k: int, method: Method, retriever: Retriever | None
     ) -> SearchResult:
-        result = self.search(query, top_k=top_k, method=method, retriever=retriever, level="tool")
+        result = self._search(query, top_k=top_k, method=method, retriever=retriever, level="tool", merge="max")
         decision = decide_level(result.tools, min_tools=AUTO_MIN_TOOLS, names=self.agent_names(result.tools))
         return replace(result, level=decision.level, agents=decision.agents, requested_level="auto",
                        level_reason=decision.reason)
