@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
+from toolsift.config import get_settings
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.mappings.index import IndexManager
 from toolsift.search import Searcher
@@ -108,9 +109,11 @@ def test_a_log_that_cannot_be_written_does_not_fail_the_search(
 
 
 def test_the_cli_records_its_searches_as_cli(client: Any, catalog: Any, base_settings: Any) -> None:
+    get_settings.cache_clear()  # the process's settings are built once; this test sets them by environment
     answer = CliRunner().invoke(cli, ["--opensearch-url", base_settings.opensearch_url, "search", "read a pdf file",
                                       "--index", CATALOG_ALIAS, "--no-rewrite", "-k", "2", "--json"],
                                 env={"TOOLSIFT_QUERY_LOG": "true", "TOOLSIFT_QUERY_LOG_INDEX": LOG_INDEX})
+    get_settings.cache_clear()
     assert answer.exit_code == 0, answer.output
 
     (record,) = records(client)
