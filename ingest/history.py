@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from opensearchpy import OpenSearch
 from opensearchpy.helpers import streaming_bulk
 
@@ -26,9 +27,10 @@ from toolsift.embedding import Embedder
 from toolsift.errors import CatalogError, IndexingError
 from toolsift.evaluation.datasets import load_benchmark
 from toolsift.mappings.history import history_alias, history_index_body
+from toolsift.mappings.index import IndexManager
 from toolsift.ranker.history import Bundle, History, PastQuery
 
-__all__ = ["load_history", "index_history", "update_history_meta"]
+__all__ = ["load_history", "index_history"]
 
 
 def _pairs(path: Path) -> Iterator[tuple[int, str, str]]:
@@ -110,7 +112,7 @@ def index_history(
     tool_names: dict[str, str] | None = None,
     meta: dict[str, Any] | None = None,
     alias: str | None = None,
-    query_vectors: Mapping[str, Sequence[float]] | None = None,
+    query_vectors: Mapping[str, np.ndarray | Sequence[float]] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> str:
     """Write ``history`` to a new index version and point the history alias at it; returns the index.
@@ -133,13 +135,14 @@ def index_history(
     client.indices.create(index=index, body=body)
     expected = len(history.bundles) + len(history.queries)
     failed: list[dict[str, Any]] = []
+
+    def vectors(chunk: Sequence[PastQuery]) -> Sequence[Any]:
+        if query_vectors is not None and all(q.query_id in query_vectors for q in chunk):
+            return [query_vectors[q.query_id] for q in chunk]
+        return list(embedder.encode_query([q.text for q in chunk]))
+
     try:
         done = 0
-        def vectors(chunk: Sequence[PastQuery]) -> Sequence[Any]:
-            if query_vectors is not None and all(q.query_id in query_vectors for q in chunk):
-                return [query_vectors[q.query_id] for q in chunk]
-            return list(embedder.encode_query([q.text for q in chunk]))
-
         for ok, item in streaming_bulk(client, _actions(history, index, vectors, tool_names or {}, 256),
                                        chunk_size=500, max_retries=5, raise_on_error=False):
             done += 1
@@ -155,21 +158,8 @@ def index_history(
     except BaseException:
         client.indices.delete(index=index, ignore_unavailable=True)
         raise
-    old = list(client.indices.get_alias(name=alias)) if client.indices.exists_alias(name=alias) else []
-    client.indices.update_aliases(body={"actions": [
-        *({"remove": {"index": o, "alias": alias}} for o in old), {"add": {"index": index, "alias": alias}},
-    ]})
-    for o in old:
-        client.indices.delete(index=o, ignore_unavailable=True)
+    IndexManager(client, alias).swap(index)
     if progress:
         progress(expected, expected)
     return index
 
-
-def update_history_meta(client: OpenSearch, catalog_alias: str, **values: Any) -> None:
-    """Merge ``values`` into the live history index's ``_meta.toolsift`` (e.g. recalibrated PTR parameters)."""
-    alias = history_alias(catalog_alias)
-    index = next(iter(client.indices.get_alias(name=alias)))
-    meta = client.indices.get_mapping(index=index)[index]["mappings"].get("_meta", {})
-    meta.setdefault("toolsift", {}).update(values)
-    client.indices.put_mapping(index=index, body={"_meta": meta})

@@ -44,6 +44,7 @@ __all__ = [
     "HYBRID_LAYOUT",
     "cap_terms",
     "cosine_from_lucene",
+    "knn_score_query",
     "TERM_BUDGET",
 ]
 
@@ -193,9 +194,14 @@ def cosine_from_lucene(score: float) -> float:
     return 2.0 * score - 1.0
 
 
-def _knn_script(vector_path: str, vector: Sequence[float], *, name: str | None = None) -> dict[str, Any]:
+def knn_score_query(
+    vector_path: str, vector: Sequence[float], *, name: str | None = None, ids: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Exact cosine of ``vector`` with every document's ``vector_path`` (the k-NN ``knn_score``
+    script; the score is Lucene's ``(1 + cos) / 2``), optionally only over the documents ``ids``."""
+    has_vector: dict[str, Any] = {"exists": {"field": vector_path}}
     body: dict[str, Any] = {
-        "query": {"exists": {"field": vector_path}},
+        "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}, has_vector]}} if ids is not None else has_vector,
         "script": {
             "source": "knn_score",
             "lang": "knn",
@@ -387,7 +393,7 @@ class QueryBuilder:
                 fields_ = [F.param_name, F.param_description] if doc_field == "parameters" else [F.example_text]
                 inner: dict[str, Any] = {"multi_match": {"query": text, "fields": fields_}}
             else:
-                inner = _knn_script(vector_field(doc_field), vectors[text])
+                inner = knn_score_query(vector_field(doc_field), vectors[text])
             nested: dict[str, Any] = {
                 "path": doc_field,
                 "score_mode": "max",
@@ -399,7 +405,7 @@ class QueryBuilder:
             return {"nested": nested}
         if kind == "bm25":
             return {"match": {doc_field: {"query": text, "_name": name}}}
-        return _knn_script(vector_field(doc_field), vectors[text], name=name)
+        return knn_score_query(vector_field(doc_field), vectors[text], name=name)
 
     # --- flat baseline ----------------------------------------------------------------------------
     def full_doc_body(

@@ -7,8 +7,8 @@ the set recommender makes against them.
   are returned per bundle; how they are weighed is the recommender's (calibrated) choice.
 * :meth:`HistoryStore.query_votes` — the *historical query correlation* view of PTR's multi-view
   re-ranking: the tools of the past queries nearest to one need, by summed cosine.
-* :meth:`HistoryStore.cooccurrence` — the *contextual tool expansion* view: how often each tool
-  shares a bundle with the tools already in the set (a terms aggregation).
+* :meth:`HistoryStore.cooccurrence` — the *contextual tool expansion* view: for each given tool, how
+  often every other tool shares a bundle with it (a terms aggregation per tool).
 
 The index is written by :func:`toolsift.ingest.history.index_history`.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from opensearchpy import OpenSearch
@@ -74,7 +74,6 @@ class AcquiredBundle:
     bundle: Bundle
     vote: float
     bm25: float
-    neighbours: tuple[str, ...] = field(default=())
 
 
 class HistoryStore:
@@ -120,62 +119,60 @@ class HistoryStore:
     # --- lookups ----------------------------------------------------------------------------------
     def acquire(self, text: str, vector: Sequence[float]) -> list[AcquiredBundle]:
         """Bundles reached by the request's nearest past queries or by BM25 over bundle texts."""
-        answers = self.client.msearch(body=[
-            {"index": self.alias}, self._knn_body(vector),
-            {"index": self.alias}, {
-                "size": self.bundle_depth, "_source": ["bundle_id", "tools"],
-                "query": {"bool": {"must": [{"match": {"text": cap_terms(text)}}],
-                                   "filter": [{"term": {"kind": "bundle"}}]}},
-            },
-        ])["responses"]
-        for answer in answers:
-            if "error" in answer:
-                raise ConfigError(f"history index {self.alias!r} rejected the lookup: {answer['error']}")
+        answers = self._msearch([self._knn_body(vector), {
+            "size": self.bundle_depth, "_source": ["bundle_id", "tools"],
+            "query": {"bool": {"must": [{"match": {"text": cap_terms(text)}}],
+                               "filter": [{"term": {"kind": "bundle"}}]}},
+        }])
         tools: dict[str, tuple[str, ...]] = {}
         vote: dict[str, float] = defaultdict(float)
-        neighbours: dict[str, list[str]] = defaultdict(list)
         for hit in answers[0]["hits"]["hits"]:
             b = hit["_source"]["bundle_id"]
             tools[b] = tuple(hit["_source"]["tools"])
             vote[b] += cosine_from_lucene(float(hit["_score"]))
-            neighbours[b].append(hit["_id"])
         bm25: dict[str, float] = {}
         for hit in answers[1]["hits"]["hits"]:
             b = hit["_source"]["bundle_id"]
             tools[b] = tuple(hit["_source"]["tools"])
             bm25[b] = float(hit["_score"])
-        return [
-            AcquiredBundle(Bundle(b, tools[b]), vote.get(b, 0.0), bm25.get(b, 0.0), tuple(neighbours.get(b, ())))
-            for b in tools
-        ]
+        return [AcquiredBundle(Bundle(b, tools[b]), vote.get(b, 0.0), bm25.get(b, 0.0)) for b in tools]
 
     def query_votes(self, vectors: Sequence[Sequence[float]]) -> list[dict[str, float]]:
         """Per vector (one per need): tool → summed cosine of the nearest past queries that used it."""
-        if not vectors:
-            return []
-        body: list[dict[str, Any]] = []
-        for vector in vectors:
-            body += [{"index": self.alias}, self._knn_body(vector)]
         out = []
-        for answer in self.client.msearch(body=body)["responses"]:
+        for answer in self._msearch([self._knn_body(vector) for vector in vectors]):
             votes: dict[str, float] = defaultdict(float)
-            for hit in answer.get("hits", {}).get("hits", []):
+            for hit in answer["hits"]["hits"]:
                 for tool in hit["_source"]["tools"]:
                     votes[tool] += cosine_from_lucene(float(hit["_score"]))
             out.append(dict(votes))
         return out
 
-    def cooccurrence(self, tools: Sequence[str], size: int = 50) -> dict[str, int]:
-        """tool → number of bundles it shares with any of ``tools`` (those tools excluded)."""
-        if not tools:
-            return {}
-        answer = self.client.search(index=self.alias, body={
+    def cooccurrence(self, tools: Sequence[str], size: int = 50) -> dict[str, dict[str, int]]:
+        """Per tool: the tools sharing bundles with it → in how many bundles (one terms aggregation each,
+        all in one ``msearch``)."""
+        answers = self._msearch([{
             "size": 0,
-            "query": {"bool": {"filter": [{"term": {"kind": "bundle"}}, {"terms": {"tools": list(tools)}}]}},
-            "aggs": {"tools": {"terms": {"field": "tools", "size": size + len(tools)}}},
-        })
-        given = set(tools)
-        return {b["key"]: int(b["doc_count"]) for b in answer["aggregations"]["tools"]["buckets"] if b["key"] not in given}
+            "query": {"bool": {"filter": [{"term": {"kind": "bundle"}}, {"term": {"tools": tool}}]}},
+            "aggs": {"tools": {"terms": {"field": "tools", "size": size + 1}}},
+        } for tool in tools])
+        return {
+            tool: {b["key"]: int(b["doc_count"]) for b in answer["aggregations"]["tools"]["buckets"] if b["key"] != tool}
+            for tool, answer in zip(tools, answers)
+        }
+
+    def _msearch(self, searches: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The answers of several searches on the history index in one round trip; any error raises."""
+        if not searches:
+            return []
+        body: list[dict[str, Any]] = []
+        for search in searches:
+            body += [{"index": self.alias}, search]
+        answers: list[dict[str, Any]] = self.client.msearch(body=body)["responses"]
+        for answer in answers:
+            if "error" in answer:
+                raise ConfigError(f"history index {self.alias!r} rejected the lookup: {answer['error']}")
+        return answers
 
     def _knn_body(self, vector: Sequence[float]) -> dict[str, Any]:
         return {

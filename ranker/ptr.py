@@ -34,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 
 from toolsift.errors import ConfigError
+from toolsift.ranker.fusion import min_max
 from toolsift.ranker.history import AcquiredBundle
 from toolsift.ranker.metrics.tracc import tracc
 
@@ -124,6 +125,10 @@ class SetEvidence:
     need_votes: tuple[Mapping[str, float], ...] = ()
     cooccurrence: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
+    def without_history(self) -> SetEvidence:
+        """The same request as a catalog without history sees it (cold start)."""
+        return replace(self, bundles=(), need_votes=(), cooccurrence={})
+
     def coverage(self, tool_id: str) -> np.ndarray:
         """Cosine of each need with the tool (−1 where the tool has no vector)."""
         cover = self.coverage_of.get(tool_id)
@@ -171,13 +176,8 @@ class ToolSet:
         }
 
 
-def _minmax(values: Sequence[float]) -> list[float]:
-    lo, hi = min(values), max(values)
-    return [0.0 if hi == lo else (v - lo) / (hi - lo) for v in values] if hi > lo else [1.0 if v > 0 else 0.0 for v in values]
-
-
 def _best_bundle(bundles: Sequence[AcquiredBundle], w: float) -> tuple[AcquiredBundle, float]:
-    scores = [(1 - w) * v + w * b for v, b in zip(_minmax([x.vote for x in bundles]), _minmax([x.bm25 for x in bundles]))]
+    scores = [(1 - w) * v + w * b for v, b in zip(min_max([x.vote for x in bundles]), min_max([x.bm25 for x in bundles]))]
     best = max(range(len(bundles)), key=lambda i: (scores[i], bundles[i].vote))
     return bundles[best], scores[best]
 
@@ -292,6 +292,22 @@ CALIBRATION_GRID: dict[str, tuple[Any, ...]] = {
 }
 
 
+def _best_config(
+    configs: Iterable[PTRConfig], evidence: Sequence[SetEvidence], gold: Sequence[Iterable[str]]
+) -> tuple[PTRConfig, float]:
+    """The config with the best mean TRACC over ``evidence``; ties go to the earlier config."""
+    if not evidence or len(evidence) != len(gold):
+        raise ConfigError("calibration needs one gold set per evidence record, and at least one")
+    gold_sets = [set(g) for g in gold]
+    best: tuple[float, PTRConfig] | None = None
+    for cfg in configs:
+        score = float(np.mean([tracc(g, recommend_set(ev, cfg).tool_ids) for ev, g in zip(evidence, gold_sets)]))
+        if best is None or score > best[0] + 1e-12:
+            best = (score, cfg)
+    assert best is not None
+    return best[1], best[0]
+
+
 def calibrate(
     evidence: Sequence[SetEvidence], gold: Sequence[Iterable[str]], base: PTRConfig | None = None
 ) -> tuple[PTRConfig, float]:
@@ -300,19 +316,10 @@ def calibrate(
     Ties go to the earlier grid point (the grid lists the most conservative values first: never drop,
     never add). Returns the config and its mean TRACC.
     """
-    if not evidence or len(evidence) != len(gold):
-        raise ConfigError("calibration needs one gold set per evidence record, and at least one")
     base = base or PTRConfig()
-    gold_sets = [set(g) for g in gold]
-    best: tuple[float, PTRConfig] | None = None
     keys = list(CALIBRATION_GRID)
-    for values in itertools.product(*CALIBRATION_GRID.values()):
-        cfg = replace(base, **dict(zip(keys, values)))
-        score = float(np.mean([tracc(g, recommend_set(ev, cfg).tool_ids) for ev, g in zip(evidence, gold_sets)]))
-        if best is None or score > best[0] + 1e-12:
-            best = (score, cfg)
-    assert best is not None
-    return best[1], best[0]
+    grid = (replace(base, **dict(zip(keys, values))) for values in itertools.product(*CALIBRATION_GRID.values()))
+    return _best_config(grid, evidence, gold)
 
 
 #: The cold-start score ratios :func:`calibrate_cold` tries.
@@ -324,16 +331,6 @@ def calibrate_cold(
 ) -> tuple[PTRConfig, float]:
     """The cold-start ``cold_ratio`` with the best mean TRACC on held-out training queries, their
     bundles withheld (so the requests are decided as a catalog without history would decide them)."""
-    if not evidence or len(evidence) != len(gold):
-        raise ConfigError("calibration needs one gold set per evidence record, and at least one")
     base = base or PTRConfig()
-    cold = [replace(ev, bundles=(), need_votes=(), cooccurrence={}) for ev in evidence]
-    gold_sets = [set(g) for g in gold]
-    best: tuple[float, PTRConfig] | None = None
-    for ratio in COLD_RATIO_GRID:
-        cfg = replace(base, cold_ratio=ratio)
-        score = float(np.mean([tracc(g, recommend_set(ev, cfg).tool_ids) for ev, g in zip(cold, gold_sets)]))
-        if best is None or score > best[0] + 1e-12:
-            best = (score, cfg)
-    assert best is not None
-    return best[1], best[0]
+    grid = (replace(base, cold_ratio=ratio) for ratio in COLD_RATIO_GRID)
+    return _best_config(grid, [ev.without_history() for ev in evidence], gold)

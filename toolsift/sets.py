@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from toolsift.config import Retriever
+from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError
 from toolsift.ingest.history import index_history
 from toolsift.mappings import F, vector_field
 from toolsift.mappings.history import history_alias
-from toolsift.query.builder import cosine_from_lucene
+from toolsift.query.builder import cosine_from_lucene, knn_score_query
 from toolsift.query.decompose import split_needs
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.history import History, HistoryStore
@@ -36,7 +37,7 @@ from toolsift.ranker.ptr import (
 )
 from toolsift.search import Method, Searcher
 
-__all__ = ["SetRecommender", "SetResult", "build_history", "DEFAULT_SET_DEPTH", "DEFAULT_CALIBRATION_QUERIES"]
+__all__ = ["SetRecommender", "SetResult", "build_history", "encode_past_queries", "DEFAULT_SET_DEPTH", "DEFAULT_CALIBRATION_QUERIES"]
 
 #: How many retrieved tools the set decision sees. The hybrid query min-max normalises each
 #: sub-query over this many hits: 100 beat 30 by 0.008 TRACC on ToolLens training queries.
@@ -110,8 +111,7 @@ class SetRecommender:
         found = self.searcher.search(query, top_k=self.depth, method=self.method, retriever=self.retriever)
         candidates = tuple(SetCandidate(t.doc_id, t.name, t.score) for t in found.tools)
         t1 = time.perf_counter()
-        matrix = np.asarray(self.embedder.encode_query([text, *needs]), dtype=np.float64)
-        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True) + 1e-12
+        matrix = self.embedder.encode_query([text, *needs])  # unit length
         t2 = time.perf_counter()
         bundles: tuple[Any, ...] = ()
         need_votes: list[dict[str, float]] = []
@@ -121,7 +121,7 @@ class SetRecommender:
             need_votes = self.history.query_votes([v.tolist() for v in matrix[1:]])
             examined = {t for b in sorted(bundles, key=lambda b: -b.vote)[:_BUNDLES_EXAMINED] for t in b.bundle.tools}
             examined |= {t for b in sorted(bundles, key=lambda b: -b.bm25)[:_BUNDLES_EXAMINED] for t in b.bundle.tools}
-            cooccurrence = {t: self.history.cooccurrence([t]) for t in sorted(examined)}
+            cooccurrence = self.history.cooccurrence(sorted(examined))
         t3 = time.perf_counter()
         wanted = {c.tool_id for c in candidates}
         if len(needs) > 1:  # each need's own retrieval, for the direct view and cold start
@@ -172,12 +172,7 @@ class SetRecommender:
         body: list[dict[str, Any]] = []
         for vector in need_vectors:
             body += [{"index": self.searcher.settings.index}, {
-                "size": len(ids), "_source": [F.name],
-                "query": {"script_score": {
-                    "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}, {"exists": {"field": field_name}}]}},
-                    "script": {"source": "knn_score", "lang": "knn", "params": {
-                        "field": field_name, "query_value": vector.tolist(), "space_type": "cosinesimil"}},
-                }},
+                "size": len(ids), "_source": [F.name], "query": knn_score_query(field_name, vector.tolist(), ids=ids),
             }]
         out: dict[str, np.ndarray] = {}
         names: dict[str, str] = {}
@@ -190,12 +185,26 @@ class SetRecommender:
         return out, names
 
 
+def encode_past_queries(
+    embedder: Embedder, history: History, progress: Callable[[str, int, int], None] | None = None
+) -> dict[str, np.ndarray]:
+    """past query id → its vector (the embedding model's query side), encoded in chunks of 1,024."""
+    vectors: dict[str, np.ndarray] = {}
+    for start in range(0, len(history.queries), 1024):  # chunked for the progress bar
+        chunk = history.queries[start : start + 1024]
+        vectors.update(zip((q.query_id for q in chunk), embedder.encode_query([q.text for q in chunk])))
+        if progress:
+            progress("past queries encoded", len(vectors), len(history.queries))
+    return vectors
+
+
 def build_history(
     searcher: Searcher,
     history: History,
     *,
     calibration_queries: int = DEFAULT_CALIBRATION_QUERIES,
     seed: int = 0,
+    query_vectors: Mapping[str, np.ndarray] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> tuple[PTRConfig, dict[str, Any]]:
     """Index ``history`` for ``searcher``'s catalog, with PTR parameters calibrated on a held-out slice.
@@ -204,6 +213,9 @@ def build_history(
     of the rest answers them, :func:`~toolsift.ranker.ptr.calibrate` picks the parameters with the
     best TRACC against their own bundles, the temporary index is deleted, and the full history is
     indexed with those parameters in its ``_meta`` (where :class:`SetRecommender` reads them).
+
+    ``query_vectors`` are the past queries' vectors when already encoded
+    (:func:`encode_past_queries`); else they are encoded here.
 
     Returns:
         The calibrated parameters and a record of the calibration (queries, TRACC, seconds).
@@ -217,15 +229,7 @@ def build_history(
     for start in range(0, len(tool_ids), 500):
         answer = client.mget(index=alias, body={"ids": tool_ids[start : start + 500]}, params={"_source_includes": F.name})
         names.update({d["_id"]: str(d["_source"].get(F.name, "")) for d in answer["docs"] if d.get("found")})
-    texts = [q.text for q in history.queries]
-    matrix = np.zeros((0, embedder.dimension), dtype=np.float32)
-    parts = []
-    for start in range(0, len(texts), 1024):
-        parts.append(embedder.encode_query(texts[start : start + 1024]))
-        if progress:
-            progress("past queries encoded", min(start + 1024, len(texts)), len(texts))
-    matrix = np.concatenate(parts) if parts else matrix
-    vectors = {q.query_id: matrix[i] for i, q in enumerate(history.queries)}
+    vectors = query_vectors if query_vectors is not None else encode_past_queries(embedder, history, progress)
     rng = random.Random(seed)
     held = rng.sample(list(history.queries), min(calibration_queries, len(history.queries) // 10))
     record: dict[str, Any] = {"held_out_queries": len(held), "seed": seed}

@@ -45,7 +45,7 @@ from toolsift.ingest.history import load_history
 from toolsift.ranker.history import HistoryStore
 from toolsift.ranker.ptr import PTRConfig, recommend_set
 from toolsift.search import Searcher
-from toolsift.sets import DEFAULT_CALIBRATION_QUERIES, SetRecommender, build_history
+from toolsift.sets import DEFAULT_CALIBRATION_QUERIES, SetRecommender, build_history, encode_past_queries
 
 __all__ = ["SET_MEASURES", "set_scores", "SetRow", "SetEvalResult", "run_set_eval"]
 
@@ -116,13 +116,23 @@ def _gold_sets(qrels: Mapping[str, Mapping[str, int]]) -> dict[str, list[str]]:
 
 
 def nearest_history_sets(
-    embedder: Embedder, train: Mapping[str, str], train_sets: Mapping[str, Sequence[str]], test: Mapping[str, str]
+    embedder: Embedder,
+    train: Mapping[str, str],
+    train_sets: Mapping[str, Sequence[str]],
+    test: Mapping[str, str],
+    train_vectors: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, list[str]]:
-    """For each test query, the tool set of its most similar training query (cosine of query vectors)."""
+    """For each test query, the tool set of its most similar training query (cosine of query vectors).
+
+    ``train_vectors``: training query vectors already encoded (the history's); the rest are encoded here.
+    """
     train_ids = [q for q in train if q in train_sets]
     if not train_ids:
         raise CatalogError("no training queries with tools: the history rows need qrels/train.tsv")
-    train_m = np.asarray(embedder.encode_query([train[q] for q in train_ids]), dtype=np.float32)
+    known = train_vectors or {}
+    missing = [q for q in train_ids if q not in known]
+    encoded = dict(zip(missing, embedder.encode_query([train[q] for q in missing]))) if missing else {}
+    train_m = np.asarray([known[q] if q in known else encoded[q] for q in train_ids], dtype=np.float32)
     test_ids = list(test)
     test_m = np.asarray(embedder.encode_query([test[q] for q in test_ids]), dtype=np.float32)
     train_m /= np.linalg.norm(train_m, axis=1, keepdims=True) + 1e-12
@@ -169,13 +179,15 @@ def run_set_eval(
     if not no_history:
         train = load_benchmark(dataset_dir, split="train")
         history = load_history(dataset_dir, split="train")
+        past_vectors = encode_past_queries(embedder, history, progress)
         config, calibration = build_history(searcher, history, calibration_queries=calibration_queries,
-                                            progress=progress)
+                                            query_vectors=past_vectors, progress=progress)
         history_store = HistoryStore(client, alias)
         protocol["history"] = {"source": history.source, "bundles": len(history.bundles),
                                "past_queries": len(history.queries), "calibration": calibration,
                                "calibrated": config.to_dict()}
-        nearest = nearest_history_sets(embedder, train.queries, _gold_sets(train.qrels), {q: test.queries[q] for q in gold})
+        nearest = nearest_history_sets(embedder, train.queries, _gold_sets(train.qrels), {q: test.queries[q] for q in gold},
+                                       train_vectors=past_vectors)
         rows.append(SetRow("nearest training query's set", _mean([set_scores(gold[q], nearest[q]) for q in ids]),
                            uses_history=True))
     recommender = SetRecommender(searcher, history_store, config)
@@ -186,7 +198,7 @@ def run_set_eval(
                        uses_history=False, oracle=True, note="told the gold set's size"))
     rows.append(SetRow("hybrid top-3", _mean([set_scores(gold[q], t) for q, t in zip(ids, hybrid_top3)]),
                        uses_history=False, note="Full-Doc BM25 + k-NN, fixed size"))
-    cold = [recommend_set(replace(ev, bundles=(), need_votes=(), cooccurrence={}), config) for ev in evidence]
+    cold = [recommend_set(ev.without_history(), config) for ev in evidence]
     rows.append(SetRow("PTR cold start (hybrid + score-gap size)", _mean([set_scores(gold[q], s.tool_ids) for q, s in zip(ids, cold)]),
                        uses_history=False, note=f"cold_ratio {config.cold_ratio}, max_size {config.max_size}"))
     if history_store is not None:
