@@ -29,6 +29,7 @@ _COMMANDS: dict[str, str] = {
     "train": "toolsift.cli.train:train",
     "serve": "toolsift.cli.serve:serve",
     "history": "toolsift.cli.history:history",
+    "dashboards": "toolsift.cli.dashboards:dashboards",
 }
 
 _SHORT_HELP: dict[str, str] = {
@@ -44,6 +45,7 @@ _SHORT_HELP: dict[str, str] = {
     "train": "Learn MFTR field weights, or a second-stage reranker.",
     "serve": "Run the ranker as an HTTP service (serve ranker).",
     "history": "Load tool bundles + past queries for `search --set` (PTR).",
+    "dashboards": "Import the OpenSearch Dashboards saved objects.",
 }
 
 

@@ -53,6 +53,12 @@ def docker_compose_file() -> str:
 
 
 @pytest.fixture(scope="session")
+def docker_setup() -> list[str]:
+    """pytest-docker starts only the cluster, not the compose file's toolsift services (built images)."""
+    return ["up --wait opensearch"]
+
+
+@pytest.fixture(scope="session")
 def opensearch_url(request: pytest.FixtureRequest) -> str:
     from toolsift.config import Settings
 

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from toolsift.cli.main import cli
 
-COMMANDS = ["bench", "cache", "demo", "eval", "history", "index", "ingest", "node", "search", "serve", "standardize", "train"]
+COMMANDS = ["bench", "cache", "dashboards", "demo", "eval", "history", "index", "ingest", "node", "search", "serve",
+            "standardize", "train"]
 SUBCOMMANDS = [
     ["history", "load"],
     ["history", "show"],
@@ -27,6 +28,7 @@ SUBCOMMANDS = [
     ["cache", "stats"],
     ["cache", "clear"],
     ["serve", "ranker"],
+    ["dashboards", "import"],
     ["bench", "latency"],
     ["bench", "failover"],
 ]
