@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +15,8 @@ from toolsift.cli._reranker_options import RerankerChoice, reranker_training_opt
 from toolsift.cli._output import markdown_table, table, write_json
 
 if TYPE_CHECKING:
+    from toolsift.config import Settings
+    from toolsift.evalruns import EvalRunRow
     from toolsift.evaluation.mftr import MFTRInputs
 
 
@@ -42,6 +46,8 @@ if TYPE_CHECKING:
 @click.option("--limit", type=click.IntRange(1), help="--level agent: only the first N tasks (a quick slice).")
 @reranker_training_options(required=False)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON here.")
+@click.option("--no-record", is_flag=True,
+              help="Do not record this run in eval_runs_index (recorded by default: one document per table row).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @pass_app
 def eval_command(
@@ -60,6 +66,7 @@ def eval_command(
     limit: int | None,
     reranker: RerankerChoice | None,
     json_out: Path | None,
+    no_record: bool,
     quiet: bool,
 ) -> None:
     """Evaluate retrieval on DATASET_DIRS (e.g. ../shared/datasets/toolret/apibank).
@@ -79,12 +86,17 @@ def eval_command(
     With --level agent (a LiveMCPBench folder): Tool-to-Agent retrieval scored against each task's
     gold servers (recall, mAP, nDCG at 1/3/5), step-wise over the annotated steps with --retriever's
     first stage as the main row, beside the other query forms, indices and retrievers.
+
+    Every run is recorded in the eval_runs_index setting's index (one document per table row, for
+    metrics over time) unless --no-record or eval_runs = false.
     """
+    from toolsift import evalruns
     from toolsift.cli._progress import progress_bars
     from toolsift.embedding import load_embedder
 
     settings = app.settings()
     embedder = load_embedder(settings)
+    started = time.perf_counter()
     if set_mode:
         if len(dataset_dirs) != 1:
             raise click.UsageError("--set evaluates one BEIR folder")
@@ -107,6 +119,8 @@ def eval_command(
         if json_out:
             write_json(json_out, sets.to_dict())
             click.echo(f"wrote {json_out}", err=True)
+        _record(app, settings, evalruns.set_eval_rows(sets, dataset_dirs, duration_s=time.perf_counter() - started),
+                skip=no_record)
         return
     if level == "agent":
         if len(dataset_dirs) != 1:
@@ -120,6 +134,8 @@ def eval_command(
         if json_out:
             write_json(json_out, agents.to_dict())
             click.echo(f"wrote {json_out}", err=True)
+        _record(app, settings, evalruns.agent_eval_rows(agents, dataset_dirs, duration_s=time.perf_counter() - started),
+                skip=no_record)
         return
     if method == "mftr":
         from toolsift.evaluation.mftr import run_mftr_eval
@@ -144,6 +160,8 @@ def eval_command(
         if json_out:
             write_json(json_out, mftr.to_dict())
             click.echo(f"wrote {json_out}", err=True)
+        _record(app, settings, evalruns.mftr_eval_rows(mftr, dataset_dirs, duration_s=time.perf_counter() - started),
+                skip=no_record)
         return
     if len(dataset_dirs) != 1:
         raise click.UsageError("several DATASET_DIRS (the mixed benchmark) need --method mftr")
@@ -172,6 +190,21 @@ def eval_command(
     if json_out:
         write_json(json_out, result.to_dict())
         click.echo(f"wrote {json_out}", err=True)
+    _record(app, settings, evalruns.tool_eval_rows(result, dataset_dirs, duration_s=time.perf_counter() - started),
+            skip=no_record)
+
+
+def _record(app: AppContext, settings: Settings, rows: Sequence[EvalRunRow], *, skip: bool) -> None:
+    """Record the run's rows in eval_runs_index unless ``skip`` (--no-record) or the eval_runs setting is
+    off. Best effort: a failure is a warning; the evaluation has already printed and written its JSON."""
+    if skip or not settings.eval_runs:
+        return
+    from toolsift.evalruns import EvalRunLog
+
+    log = EvalRunLog.open(app.client(), settings)
+    run_id = log.record(rows, source="cli")
+    if run_id is not None:
+        click.echo(f"recorded as eval run {run_id} in {log.index}", err=True)
 
 
 def render_agents(result: dict[str, Any]) -> str:

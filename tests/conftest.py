@@ -22,6 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 DATASETS = (REPO / ".." / "shared" / "datasets").resolve()
 RESOURCES = Path(__file__).resolve().parent / "resources"
 TEST_PREFIX = "toolsift-test-"
+#: Where `toolsift eval` records its runs during the tests (the eval_runs_index setting), never the real index.
+EVAL_RUNS_INDEX = f"{TEST_PREFIX}evalruns"
 
 
 def _docker_engine_available() -> bool:
@@ -37,6 +39,18 @@ def _unavailable(reason: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"integration tests need an OpenSearch node under CI: {reason}")
     pytest.skip(reason)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _eval_runs_into_a_test_index() -> Iterator[None]:
+    """Every eval the tests run records into ``toolsift-test-evalruns`` (``TOOLSIFT_EVAL_RUNS_INDEX``)."""
+    from toolsift.config import get_settings
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TOOLSIFT_EVAL_RUNS_INDEX", EVAL_RUNS_INDEX)
+        get_settings.cache_clear()
+        yield
+    get_settings.cache_clear()
 
 
 @pytest.fixture(scope="session")
@@ -100,13 +114,21 @@ def base_settings(opensearch_url: str):  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="session")
 def client(base_settings):  # type: ignore[no-untyped-def]
+    """The session's client; at the end the eval runs the tests recorded are dropped."""
+    from opensearchpy.exceptions import OpenSearchException
+
     from toolsift.errors import ClusterError
     from toolsift.opensearch import connect
 
     try:
-        return connect(base_settings)
+        client = connect(base_settings)
     except ClusterError as exc:
         _unavailable(str(exc))
+    yield client
+    try:
+        client.indices.delete(index=EVAL_RUNS_INDEX, ignore_unavailable=True)
+    except OpenSearchException:
+        pass  # the node is gone by now: nothing to clean up
 
 
 @pytest.fixture(scope="session")

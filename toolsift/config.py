@@ -152,6 +152,11 @@ class Settings(BaseSettings):
     query_log_retention_days: int = Field(30, ge=1, le=3650,
                                           description="Log records older than this are deleted when a searcher opens the log.")
 
+    # --- eval runs ---------------------------------------------------------------------------------
+    eval_runs: bool = Field(True, description="Record every `toolsift eval` run in eval_runs_index.")
+    eval_runs_index: str = Field("toolsift-evalruns", pattern=r"^[a-z0-9][a-z0-9._-]*$",
+                                 description="The eval runs index: one document per row of each eval run's table.")
+
     # --- LLM (standardisation, Tool-DE expansion, query rewriting) ---------------------------------
     llm_base_url: str | None = Field(
         None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1. Unset: no LLM calls."

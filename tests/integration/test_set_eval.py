@@ -81,6 +81,7 @@ def test_set_eval_scores_ptr_and_the_reference_rows_on_the_test_split(
     assert history["source"].startswith("qrels/train.tsv")  # the slice has no scene files
     assert history["past_queries"] == 60 and history["calibration"]["held_out_queries"] == 6
     assert result.to_dict()["method"] == "set"
+    assert [r.name for r in result.rows if r.main] == ["PTR (calibrated: acquisition + coverage + multi-view)"]
 
 
 def test_without_history_nothing_of_the_train_split_is_used(
@@ -94,6 +95,7 @@ def test_without_history_nothing_of_the_train_split_is_used(
 
     assert all(not r.uses_history for r in result.rows)
     assert "history" not in result.protocol
+    assert [r.name for r in result.rows if r.main] == ["PTR cold start (hybrid + score-gap size)"]
 
 
 def _scene_slice(folder: Path) -> dict[str, list[str]]:

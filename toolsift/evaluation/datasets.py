@@ -33,6 +33,7 @@ __all__ = [
     "load_beir_benchmark",
     "load_livemcpbench_benchmark",
     "load_folds",
+    "benchmark_slug",
 ]
 
 #: Maps an MCP server's name and one of its tool names to the tool id used in the index.
@@ -157,6 +158,11 @@ def _resolve_folder(path: str | Path) -> Path:
 
 # ---------------------------------------------------------------------------------------------
 # Format detection and dispatch
+
+
+def benchmark_slug(name: str) -> str:
+    """A benchmark's name as its eval index (``toolsift-eval-<slug>``) and its eval runs' query set spell it."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def detect_benchmark_format(path: str | Path) -> str:

@@ -8,7 +8,6 @@ libraries cannot re-order ties differently from what the user would see.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from opensearchpy import OpenSearch
 
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
-from toolsift.evaluation.datasets import Benchmark, load_benchmark
+from toolsift.evaluation.datasets import Benchmark, benchmark_slug, load_benchmark
 from toolsift.evaluation.metrics import DEFAULT_MEASURES, evaluate
 from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.ingest.pipeline import IngestReport, ingest_catalog
@@ -30,8 +29,7 @@ __all__ = ["EvalResult", "run_eval", "eval_index_name", "latency_summary", "ensu
 
 
 def eval_index_name(benchmark: Benchmark) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", benchmark.name.lower()).strip("-")
-    return f"toolsift-eval-{slug}"
+    return f"toolsift-eval-{benchmark_slug(benchmark.name)}"
 
 
 def ensure_eval_index(
@@ -175,6 +173,7 @@ def run_eval(
             "split": split if benchmark.splits else "all",
             "ranker": searcher.ranker.name if method == "multi-field" else "opensearch",
             "field_weights": dict(settings.field_weights) if method == "multi-field" else None,
+            "weights_version": searcher.weights_version if method == "multi-field" else None,
         },
         ingest=report.to_dict(),
     )

@@ -83,9 +83,11 @@ class SetRow:
     uses_history: bool
     oracle: bool = False
     note: str = ""
+    #: The row the command is about: PTR calibrated with history, else PTR cold start.
+    main: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"row": self.name, "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
+        return {"row": self.name, "main": self.main, "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
                 "uses_history": self.uses_history, "oracle": self.oracle, "note": self.note}
 
 
@@ -200,7 +202,8 @@ def run_set_eval(
                        uses_history=False, note="Full-Doc BM25 + k-NN, fixed size"))
     cold = [recommend_set(ev.without_history(), config) for ev in evidence]
     rows.append(SetRow("PTR cold start (hybrid + score-gap size)", _mean([set_scores(gold[q], s.tool_ids) for q, s in zip(ids, cold)]),
-                       uses_history=False, note=f"cold_ratio {config.cold_ratio}, max_size {config.max_size}"))
+                       uses_history=False, note=f"cold_ratio {config.cold_ratio}, max_size {config.max_size}",
+                       main=history_store is None))
     if history_store is not None:
         plain = replace(config, keep_threshold=-1.0, solve_threshold=-1.0)
         rows.append(SetRow("PTR bundle acquisition only", _mean([
@@ -218,7 +221,8 @@ def run_set_eval(
         rows.append(SetRow("PTR (calibrated: acquisition + coverage + multi-view)", _mean([
             set_scores(gold[q], s.tool_ids) for q, s in zip(ids, full)]), uses_history=True,
             note=f"dropped {sum(len(s.dropped) for s in full)}, added "
-                 f"{sum(1 for s in full for m in s.members if m.reason == 'added')} tools over {len(ids)} queries"))
+                 f"{sum(1 for s in full for m in s.members if m.reason == 'added')} tools over {len(ids)} queries",
+            main=True))
     return SetEvalResult(
         dataset=test.name,
         retriever="minilm",
