@@ -69,3 +69,55 @@ def ranker(
         click.echo(f"ranker service: {pipeline.base.name} ({where}); {auth}; http://{host}:{port}", err=True)
 
     run_service(settings, host=host, port=port, max_batch_pairs=max_batch_pairs, on_ready=ready)
+
+
+@serve.command("ui")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8400, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--index", "index_alias", help="Index alias to search (default: the configured one).")
+@click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), help="Default: the configured one.")
+@click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
+              help="Learned weights to start from (default: the `weights` setting, else the weights pushed to the "
+              "index, else the fixed field weights).")
+@click.option("--reranker", help="Second-stage reranker in-process (default: the `reranker` setting).")
+@click.option("--ranker-url", help="Rank the current list with a `toolsift serve ranker` service (the proposed "
+              "list is ranked in-process).")
+@click.option("--query-log/--no-query-log", default=None,
+              help="Record the workbench's searches in the query log (default: the `query_log` setting).")
+@click.option("--rewrite/--no-rewrite", default=True, show_default=True,
+              help="Rewrite requests like `toolsift search` (cached rewrite, else the LLM, else as is).")
+@pass_app
+def ui(
+    app: AppContext,
+    host: str,
+    port: int,
+    index_alias: str | None,
+    retriever: str | None,
+    weights_path: Path | None,
+    reranker: str | None,
+    ranker_url: str | None,
+    query_log: bool | None,
+    rewrite: bool,
+) -> None:
+    """Serve the relevance workbench: search with explanations, weight sliders, judgments, metrics.
+
+    Open http://HOST:PORT/ in a browser. Searches are logged with source `ui` when the query log is on;
+    judgments go to `judgments_index`, query sets to `query_sets_index`; saved weights become versions
+    under <data_dir>/weights/NAME and can be pushed to the index's search pipelines.
+    """
+    import uvicorn
+
+    from toolsift.embedding import load_embedder
+    from toolsift.workbench.app import create_app
+    from toolsift.workbench.session import Workbench
+
+    settings = app.settings(index=index_alias, retriever=retriever, weights=weights_path, reranker=reranker,
+                            ranker_url=ranker_url, query_log=query_log)
+    client = app.client()
+    embedder = load_embedder(settings) if settings.retriever != "bm25" else None
+    workbench = Workbench(client, settings, embedder, rewrite=rewrite)
+    info = workbench.describe()
+    click.echo(f"workbench: index {info['index']} ({info['tools']} tools), ranker {info['ranker']}, weights "
+               f"{info['weights_version'] or 'fixed field weights'}; query log "
+               f"{'on' if settings.query_log else 'off'}; http://{host}:{port}/", err=True)
+    uvicorn.run(create_app(workbench), host=host, port=port, log_level="warning")

@@ -62,6 +62,26 @@ class WeightsArtifact:
             "metrics": dict(self.metrics),
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, path: Path | None = None) -> WeightsArtifact:
+        """An artifact from its :meth:`to_dict` form; raises ValueError / KeyError when malformed."""
+        if data.get("format") != FORMAT:
+            raise ValueError(f"format is {data.get('format')!r}, expected {FORMAT!r}")
+        return cls(
+            weights=MFTRWeights.from_dict(data["weights"]),
+            config=data.get("config") or {},
+            metrics=data.get("metrics") or {},
+            created=str(data.get("created", "")),
+            path=path,
+        )
+
+    @property
+    def version(self) -> str:
+        """``<name>/vNNN`` once saved, else ``w<digest>``."""
+        if self.path is None:
+            return f"w{self.digest}"
+        return f"{self.path.parent.parent.name}/{self.path.parent.name}"
+
     def save(self, root: Path, name: str) -> WeightsArtifact:
         """Write a new version under ``root/name``; returns the artifact with its path set."""
         version = new_version_dir(root, name, setting="weights name")
@@ -114,15 +134,6 @@ def load_artifact(path: str | Path) -> WeightsArtifact:
     file = resolve_versioned(Path(path).expanduser(), "weights.json", hint="weights: give a `toolsift train` output folder or file")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
-        if data.get("format") != FORMAT:
-            raise ValueError(f"format is {data.get('format')!r}, expected {FORMAT!r}")
-        weights = MFTRWeights.from_dict(data["weights"])
+        return WeightsArtifact.from_dict(data, path=file)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"weights: {file} is not a toolsift weights artifact ({exc})") from exc
-    return WeightsArtifact(
-        weights=weights,
-        config=data.get("config") or {},
-        metrics=data.get("metrics") or {},
-        created=str(data.get("created", "")),
-        path=file,
-    )

@@ -20,17 +20,17 @@ gets no penalty either: nothing says which parameters it covers.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
 
 from toolsift.config import FIELDS
-from toolsift.query.builder import FieldSignals
+from toolsift.query.builder import FieldSignals, ParameterMatch
 from toolsift.ranker.types import RankedTool
 
-__all__ = ["MFTRWeights", "FeatureBatch", "MFTRModel", "MFTRRanker", "features", "ALPHA"]
+__all__ = ["MFTRWeights", "FeatureBatch", "MFTRModel", "MFTRRanker", "features", "normalise_columns", "ALPHA"]
 
 #: The penalty's sharpness, fixed as in the paper.
 ALPHA = 15.0
@@ -48,6 +48,9 @@ class MFTRWeights:
         w_req, w_opt: kind → penalty weight of a missing required / optional parameter.
         alpha: the sigmoid's sharpness.
         penalty: False for the "w/o missing penalty" ablation (L ≡ 0).
+        normalise: min-max normalise each field score per kind over a query's candidates before
+            weighting — the fixed-weight ranker's scale (:meth:`from_field_weights`); learned MFTR
+            weights read raw scores.
     """
 
     kinds: tuple[str, ...]
@@ -59,6 +62,7 @@ class MFTRWeights:
     alpha: float = ALPHA
     penalty: bool = True
     features: tuple[str, ...] = FIELDS
+    normalise: bool = False
 
     @classmethod
     def initial(
@@ -94,6 +98,28 @@ class MFTRWeights:
             field_weights={k: {f: share for f in FIELDS} for k in kinds},
         )
 
+    @classmethod
+    def from_field_weights(cls, field_weights: Mapping[str, float], kinds: Sequence[str]) -> MFTRWeights:
+        """The fixed-weight ranker (:class:`~toolsift.ranker.fusion.FieldWeightRanker`) as tunable weights.
+
+        That ranker scores Σ_f w_f · mean_k minmax_k(S_f); with each kind weighted w_f / K over
+        normalised scores this model ranks identically. τ starts at the ranker's missing-parameter
+        thresholds and the penalty weights at 0 (it has no penalty), so tuning can switch one on.
+        """
+        from toolsift.ranker.fusion import MISSING_PARAMETER_THRESHOLD
+
+        share = 1.0 / max(1, len(kinds))
+        return cls(
+            kinds=tuple(kinds),
+            field_weights={k: {f: float(field_weights.get(f, 0.0)) * share for f in FIELDS} for k in kinds},
+            # BM25 scores are 0 when no term matches and well above 0.05 when one does; the gate
+            # σ(α(τ − s)) needs τ above 0 to flag "no term matched" (the fixed ranker's s ≤ 0).
+            tau={k: max(MISSING_PARAMETER_THRESHOLD.get(k, 0.0), 0.05) for k in kinds},
+            w_req={k: 0.0 for k in kinds},
+            w_opt={k: 0.0 for k in kinds},
+            normalise=True,
+        )
+
     def field_shares(self, kind: str) -> dict[str, float]:
         """Each field's share of Σ|w_f| (MFTR's Table 5 reports learned weights this way)."""
         weights = self.field_weights[kind]
@@ -123,6 +149,7 @@ class MFTRWeights:
             "alpha": self.alpha,
             "penalty": self.penalty,
             "features": list(self.features),
+            "normalise": self.normalise,
         }
 
     @classmethod
@@ -139,6 +166,7 @@ class MFTRWeights:
             w_opt={k: float(data["w_opt"][k]) for k in kinds},
             alpha=float(data.get("alpha", ALPHA)),
             penalty=bool(data.get("penalty", True)),
+            normalise=bool(data.get("normalise", False)),
         )
 
 
@@ -174,6 +202,17 @@ class FeatureBatch:
 
     def select(self, index: torch.Tensor) -> FeatureBatch:
         return FeatureBatch(self.fields[index], self.params[index], self.required[index], self.present[index])
+
+
+def normalise_columns(fields: torch.Tensor) -> torch.Tensor:
+    """Min-max normalise ``fields`` [N, K, F] over the candidates (axis 0), like
+    :func:`~toolsift.ranker.fusion.min_max`: a constant column maps to 1 when positive, else 0."""
+    low = fields.min(dim=0).values
+    high = fields.max(dim=0).values
+    span = high - low
+    scaled = (fields - low) / span.clamp_min(1e-12)
+    constant = (high > 0).to(fields.dtype).expand_as(fields)
+    return torch.where((span < 1e-12)[None], constant, scaled)
 
 
 def features(
@@ -287,15 +326,16 @@ class MFTRRanker:
     (−Σ L), and ``missing_required`` the required parameters whose score is below τ.
     """
 
-    name = "mftr"
-
     def __init__(self, weights: MFTRWeights) -> None:
         self.weights = weights
         self.model = MFTRModel(weights).eval()
+        #: ``mftr``, or ``field-weights-tuned`` for fixed-scale weights tuned in the workbench.
+        self.name = "field-weights-tuned" if weights.normalise else "mftr"
 
-    def rank(self, candidates: Sequence[FieldSignals], top_k: int) -> list[RankedTool]:
-        if not candidates:
-            return []
+    def prepare(self, candidates: Sequence[FieldSignals]) -> FeatureBatch:
+        """The model's input for ``candidates`` (normalised when the weights say so); it depends
+        only on the candidates and the weights' kinds and features, so callers ranking the same
+        candidates with several weights can pass it back to :meth:`rank`."""
         kinds = self.weights.kinds
         missing_kind = [k for k in kinds if not any(k in c.fields for c in candidates)]
         if missing_kind:
@@ -306,28 +346,41 @@ class MFTRRanker:
                 "search with the retriever the weights were trained for"
             )
         batch = features(candidates, kinds, names=self.weights.features)
+        if self.weights.normalise:
+            batch = replace(batch, fields=normalise_columns(batch.fields))
+        return batch
+
+    def rank(self, candidates: Sequence[FieldSignals], top_k: int, batch: FeatureBatch | None = None) -> list[RankedTool]:
+        if not candidates:
+            return []
+        kinds = self.weights.kinds
+        batch = batch if batch is not None else self.prepare(candidates)
         with torch.no_grad():
             scores = self.model(batch).tolist()
             terms = (batch.fields * self.model.w[None]).sum(dim=1).tolist()  # [N, features]
-            penalties = self.model.parameter_penalties(batch)
+            penalties = self.model.parameter_penalties(batch).sum(dim=(1, 2)).tolist()
             gates = self.model.missing_gates(batch).tolist()
             bias = float(self.model.b)
         shown_kind = kinds.index("dense") if "dense" in kinds else 0
+        shown = batch.fields[:, shown_kind, :].tolist()
+        order = sorted(range(len(candidates)),
+                       key=lambda i: (-scores[i], candidates[i].first_stage_rank or 1 << 30, candidates[i].doc_id))
+        def below_tau(i: int) -> Callable[[str, int, ParameterMatch], bool]:
+            return lambda kind, j, _: gates[i][kinds.index(kind)][j] > 0.5  # s_pj below τ
+
         ranked = []
-        for i, cand in enumerate(candidates):
+        for i in order[:top_k]:
+            cand = candidates[i]
             contributions = {f: terms[i][j] for j, f in enumerate(self.weights.features)}
             contributions["bias"] = bias
-            contributions["penalty"] = -float(penalties[i].sum())
+            contributions["penalty"] = -float(penalties[i])
             ranked.append(
                 RankedTool.from_signals(
                     cand,
                     score=float(scores[i]),
-                    field_scores={f: float(batch.fields[i, shown_kind, j]) for j, f in enumerate(self.weights.features)},
+                    field_scores={f: float(shown[i][j]) for j, f in enumerate(self.weights.features)},
                     contributions=contributions,
-                    missing_required=cand.missing_required(
-                        kinds, lambda kind, j, _: gates[i][kinds.index(kind)][j] > 0.5  # s_pj below τ
-                    ),
+                    missing_required=cand.missing_required(kinds, below_tau(i)),
                 )
             )
-        ranked.sort(key=lambda r: (-r.score, r.first_stage_rank or 1 << 30, r.doc_id))
-        return ranked[:top_k]
+        return ranked

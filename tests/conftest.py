@@ -248,9 +248,7 @@ class ServedApp:
         self._socket.close()
 
 
-@pytest.fixture()
-def serve_app() -> Iterator[Any]:
-    """``serve_app(app) -> ServedApp``: real HTTP on loopback; every server is stopped after the test."""
+def _serving() -> Iterator[Any]:
     served: list[ServedApp] = []
 
     def start(app: Any) -> ServedApp:
@@ -260,3 +258,15 @@ def serve_app() -> Iterator[Any]:
     yield start
     for one in served:
         one.stop()
+
+
+@pytest.fixture()
+def serve_app() -> Iterator[Any]:
+    """``serve_app(app) -> ServedApp``: real HTTP on loopback; every server is stopped after the test."""
+    yield from _serving()
+
+
+@pytest.fixture(scope="session")
+def serve_app_for_session() -> Iterator[Any]:
+    """Like ``serve_app``, for servers that several test modules share (stopped at the session's end)."""
+    yield from _serving()

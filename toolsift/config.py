@@ -157,6 +157,12 @@ class Settings(BaseSettings):
     eval_runs_index: str = Field("toolsift-evalruns", pattern=r"^[a-z0-9][a-z0-9._-]*$",
                                  description="The eval runs index: one document per row of each eval run's table.")
 
+    # --- relevance workbench (`toolsift serve ui`) -------------------------------------------------
+    judgments_index: str = Field("toolsift-judgments", pattern=r"^[a-z0-9][a-z0-9._-]*$",
+                                 description="Index of relevance judgments made in the workbench.")
+    query_sets_index: str = Field("toolsift-querysets", pattern=r"^[a-z0-9][a-z0-9._-]*$",
+                                  description="Index of the workbench's query sets.")
+
     # --- LLM (standardisation, Tool-DE expansion, query rewriting) ---------------------------------
     llm_base_url: str | None = Field(
         None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1. Unset: no LLM calls."

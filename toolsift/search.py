@@ -34,6 +34,7 @@ from toolsift.query.structured import StructuredQuery
 from toolsift.querylog import QueryLog
 from toolsift.ranker.agents import AUTO_MIN_TOOLS, MergeRule, decide_level
 from toolsift.ranker.artifact import WeightsArtifact, load_artifact
+from toolsift.ranker.deploy import active_weights
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.mftr import MFTRRanker
 from toolsift.ranker.pipeline import RankingPipeline
@@ -161,9 +162,12 @@ class Searcher:
         self.artifact: WeightsArtifact | None = artifact
         #: Field weights of the first-stage query: the learned ones, pushed down, when weights are loaded.
         self.first_stage_weights: dict[str, float] = dict(settings.field_weights)
+        manager = IndexManager(client, settings.index)
+        self.index: IndexInfo = manager.require()
         tag = ""
-        if self.artifact is None and ranker is None and settings.weights is not None:
-            self.artifact = load_artifact(settings.weights)
+        if self.artifact is None and ranker is None:
+            # the weights setting, else the weights pushed to the index (toolsift.ranker.deploy)
+            self.artifact = load_artifact(settings.weights) if settings.weights is not None else active_weights(self.index)
         if self.artifact is not None:
             ranker = ranker or MFTRRanker(self.artifact.weights)
             self.first_stage_weights = self.artifact.weights.first_stage_weights()
@@ -172,8 +176,6 @@ class Searcher:
         self.ranking: RankingService = ranking or self._ranking_from_settings(tag or None)
         #: Whether candidates travel with their text (a reranker reads it).
         self.reranks = settings.ranker_url is not None or getattr(self.ranking, "reranker", None) is not None
-        manager = IndexManager(client, settings.index)
-        self.index: IndexInfo = manager.require()
         if embedder is not None:
             manager.check_model(self.index, embedder.name, embedder.dimension)
         self._pipelines = ensure_pipelines(client, settings.index, self.first_stage_weights, tag=tag)
@@ -185,10 +187,7 @@ class Searcher:
     @property
     def weights_version(self) -> str | None:
         """``<name>/vNNN`` of the learned weights in use (their digest when not saved); None: fixed weights."""
-        if self.artifact is None:
-            return None
-        path = self.artifact.path
-        return f"{path.parent.parent.name}/{path.parent.name}" if path is not None else f"w{self.artifact.digest}"
+        return None if self.artifact is None else self.artifact.version
 
     def _ranking_from_settings(self, weights_version: str | None) -> RankingService:
         settings = self.settings
@@ -205,7 +204,8 @@ class Searcher:
         Learned MFTR weights were trained with the request matched against parameters as one
         argument; the fixed-weight ranker uses the request for the three need fields only.
         """
-        return StructuredQuery.from_text(text, as_argument=isinstance(self.ranker, MFTRRanker))
+        learned = isinstance(self.ranker, MFTRRanker) and not self.ranker.weights.normalise
+        return StructuredQuery.from_text(text, as_argument=learned)
 
     # --- public -----------------------------------------------------------------------------------
     def search(
@@ -238,6 +238,18 @@ class Searcher:
             self.query_log.record(result, weights_version=self.weights_version)
         return result
 
+    def search_with_candidates(
+        self, query: str | StructuredQuery, *, top_k: int = 10, retriever: Retriever | None = None
+    ) -> tuple[SearchResult, list[FieldSignals]]:
+        """A multi-field tool search (logged like :meth:`search`) plus every first-stage candidate's
+        signals, for re-ranking them with other weights (the workbench)."""
+        candidates: list[FieldSignals] = []
+        result = self._search(query, top_k=top_k, method="multi-field", retriever=retriever, level="tool",
+                              merge="max", candidates_out=candidates)
+        if self.query_log is not None:
+            self.query_log.record(result, weights_version=self.weights_version)
+        return result, candidates
+
     def _search(
         self,
         query: str | StructuredQuery,
@@ -247,6 +259,7 @@ class Searcher:
         retriever: Retriever | None,
         level: RequestedLevel,
         merge: MergeRule,
+        candidates_out: list[FieldSignals] | None = None,
     ) -> SearchResult:
         if top_k < 1:
             raise BadQueryError(f"top_k must be at least 1, got {top_k}")
@@ -267,7 +280,7 @@ class Searcher:
         if method == "full-doc":
             tools = self._full_doc(sq, vectors, retriever, top_k, "tool", timings)
         elif method == "multi-field":
-            tools, answer = self._multi_field(sq, vectors, retriever, top_k, "tool", timings)
+            tools, answer = self._multi_field(sq, vectors, retriever, top_k, "tool", timings, candidates_out)
             ranker_name, reranker_name, degraded_reason = answer.ranker, answer.reranker, answer.degraded_reason
         else:
             raise BadQueryError(f"unknown method {method!r}; use multi-field or full-doc")
@@ -404,8 +417,11 @@ class Searcher:
         depth: int,
         entity: str | None,
         timings: dict[str, float],
+        candidates_out: list[FieldSignals] | None = None,
     ) -> tuple[list[RankedTool], RankResponse]:
         signals = self.candidate_signals(sq, vectors, retriever, depth, entity, timings, documents=self.reranks)
+        if candidates_out is not None:
+            candidates_out.extend(signals.values())
         t0 = time.perf_counter()
         answer = self.ranking.rank(RankRequest.build(sq, list(signals.values()), top_k=depth))
         timings["rank"] = (time.perf_counter() - t0) * 1000

@@ -1,0 +1,197 @@
+"""The workbench's API on a real node: explained search, live re-ranking, sets, judgments, query sets,
+weights saved and pushed, metrics — all over HTTP against ``toolsift serve ui``'s app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.integration
+
+QUERY = "convert a word document to pdf"
+
+
+def post(url: str, path: str, body: dict[str, Any], status: int = 200) -> dict[str, Any]:
+    answer = httpx.post(f"{url}{path}", json=body, timeout=120)
+    assert answer.status_code == status, answer.text
+    return dict(answer.json())
+
+
+def get(url: str, path: str) -> dict[str, Any]:
+    answer = httpx.get(f"{url}{path}", timeout=60)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def dense_only(config: dict[str, Any], field: str = "description") -> dict[str, Any]:
+    """A proposal that keeps only one dense field weight (the BM25 weights at 0)."""
+    weights = config["weights"]["weights"]
+    fields = {kind: {f: (1.0 if kind == "dense" and f == field else 0.0) for f in weights["features"]}
+              for kind in weights["kinds"]}
+    return {"weights": {"field_weights": fields}}
+
+
+def test_the_page_and_its_assets_are_served_from_the_package(workbench_url: str) -> None:
+    page = httpx.get(workbench_url + "/")
+    assert page.status_code == 200 and "toolsift" in page.text and "/static/app.js" in page.text
+    for asset in ("/static/app.js", "/static/app.css", "/static/vendor/uPlot.iife.min.js"):
+        assert httpx.get(workbench_url + asset).status_code == 200
+
+
+def test_the_config_describes_the_index_ranking_and_the_sliders(workbench_url: str) -> None:
+    config = get(workbench_url, "/api/config")
+    assert config["index"] == "toolsift-wbtest-catalog" and config["tools"] > 50
+    assert config["weights_mode"] == "fixed" and config["weights_version"] is None
+    weights = config["weights"]["weights"]
+    assert weights["kinds"] == ["bm25", "dense"] and weights["normalise"] is True
+    for kind in weights["kinds"]:
+        for name, (low, high, _) in config["ranges"][kind].items():
+            value = weights["field_weights"][kind].get(name, weights.get(name, {}).get(kind) if name in
+                                                       ("tau", "w_req", "w_opt") else None)
+            assert low <= value <= high
+
+
+def test_a_search_explains_every_result_and_is_logged_as_ui(workbench_url: str, client: Any,
+                                                            workbench_settings: Any) -> None:
+    answer = post(workbench_url, "/api/search", {"query": QUERY, "top_k": 5})
+    assert answer["structured_query"]["tool_needs"][0]["user_intent"] == QUERY
+    assert answer["rewrite_source"] == "fallback" and answer["candidates"] >= 5
+    current = answer["current"]
+    assert [t["rank"] for t in current] == [1, 2, 3, 4, 5]
+    assert current[0]["name"] == "convert_to_pdf" and current[0]["agent"] == "Office-Word-MCP-Server"
+    for tool in current:
+        assert set(tool["contributions"]) >= {"description", "parameters", "response", "examples"}
+        assert abs(sum(tool["contributions"].values()) - tool["score"]) < 1e-3
+        assert set(tool["raw_scores"]) == {"bm25", "dense"} and tool["first_stage_rank"] >= 1
+    # untouched sliders: the proposed list is the current one
+    assert [t["id"] for t in answer["proposed"]] == [t["id"] for t in current]
+    client.indices.refresh(index=workbench_settings.query_log_index)
+    logged = client.search(index=workbench_settings.query_log_index, body={
+        "query": {"bool": {"filter": [{"term": {"source": "ui"}}, {"term": {"request.raw": QUERY}}]}}})
+    hit = logged["hits"]["hits"][0]["_source"]
+    assert hit["tool_ids"] == [t["id"] for t in current] and hit["latency_ms"] > 0
+
+
+def test_moving_a_slider_reranks_the_same_candidates(workbench_url: str) -> None:
+    config = get(workbench_url, "/api/config")
+    answer = post(workbench_url, "/api/search", {"query": QUERY, "top_k": 10})
+    proposal = dense_only(config)
+    moved = post(workbench_url, "/api/rerank", {"search_id": answer["search_id"], "proposal": proposal})["proposed"]
+    scores = [t["field_scores"]["description"] for t in moved]
+    assert scores == sorted(scores, reverse=True)  # ranked by the one weighted field alone
+    assert [t["id"] for t in moved] != [t["id"] for t in answer["current"]]
+    # the same proposal in the search request gives the same proposed list
+    again = post(workbench_url, "/api/search", {"query": QUERY, "top_k": 10, "proposal": proposal})
+    assert [t["id"] for t in again["proposed"]] == [t["id"] for t in moved]
+
+
+def test_the_precise_set_of_a_search_comes_from_its_index(workbench_url: str) -> None:
+    answer = post(workbench_url, "/api/search", {"query": QUERY, "top_k": 10})
+    tool_set = post(workbench_url, "/api/set", {"search_id": answer["search_id"]})
+    assert 1 <= len(tool_set["tools"]) <= 3 and tool_set["needs"] == [QUERY]
+    assert tool_set["tools"][0]["tool_id"] == "office-word-mcp-server/convert_to_pdf"
+    assert "cold start" in tool_set["size_rule"]
+
+
+def test_a_judgment_is_stored_replaced_and_forgotten(workbench_url: str, client: Any, workbench_settings: Any) -> None:
+    index = workbench_settings.judgments_index
+    body = {"query": QUERY, "tool_id": "office-word-mcp-server/convert_to_pdf", "relevant": True,
+            "tool_name": "convert_to_pdf", "agent_id": "office-word-mcp-server"}
+    post(workbench_url, "/api/judgments", body)
+    post(workbench_url, "/api/judgments", {**body, "relevant": False})
+    found = client.search(index=index, body={"query": {"term": {"tool_id": body["tool_id"]}}})["hits"]["hits"]
+    assert len(found) == 1 and found[0]["_source"]["relevant"] is False and found[0]["_source"]["grade"] == 0
+    assert found[0]["_source"]["index"] == workbench_settings.index and found[0]["_source"]["source"] == "ui"
+    # a search shows the verdict on the judged result
+    answer = post(workbench_url, "/api/search", {"query": QUERY, "top_k": 3})
+    assert {t["id"]: t["judged"] for t in answer["current"]}[body["tool_id"]] is False
+    assert post(workbench_url, "/api/judgments", {**body, "relevant": None}) == {"deleted": True}
+    assert client.count(index=index, body={"query": {"term": {"tool_id": body["tool_id"]}}})["count"] == 0
+
+
+def test_query_sets_from_a_benchmark_and_from_judgments_measure_a_weight_change(
+    workbench_url: str, datasets: Path
+) -> None:
+    imported = post(workbench_url, "/api/querysets/import", {"path": str(datasets / "livemcpbench"), "name": "lmb"})
+    assert imported["size"] > 5 and imported["notes"]["relevant_tools_not_in_index"] > 0
+    config = get(workbench_url, "/api/config")
+    assert "lmb" in [s["name"] for s in config["query_sets"]]
+    same = post(workbench_url, "/api/compare", {"query_set": "lmb"})
+    assert same["current"] == same["proposed"] and 0 < same["current"]["ndcg@10"] <= 1
+    changed = post(workbench_url, "/api/compare", {"query_set": "lmb", "proposal": dense_only(config, "response")})
+    assert changed["current"] == same["current"] and changed["proposed"]["ndcg@10"] != same["current"]["ndcg@10"]
+    assert changed["delta"]["ndcg@10"] == pytest.approx(changed["proposed"]["ndcg@10"] - changed["current"]["ndcg@10"],
+                                                         abs=1e-3)
+    assert changed["movers"] and all(m["delta"] != 0 for m in changed["movers"])
+
+    post(workbench_url, "/api/judgments", {"query": QUERY, "tool_id": "office-word-mcp-server/convert_to_pdf",
+                                           "relevant": True})
+    judged = post(workbench_url, "/api/querysets/from-judgments", {"name": "judged"})
+    assert judged["origin"] == "judgments" and judged["size"] >= 1
+    assert post(workbench_url, "/api/compare", {"query_set": "judged"})["current"]["ndcg@10"] > 0
+
+
+def test_saved_weights_are_versioned_and_pushing_them_makes_every_searcher_use_them(
+    workbench_url: str, client: Any, workbench_settings: Any, embedder: Any
+) -> None:
+    from toolsift.search import Searcher
+
+    config = get(workbench_url, "/api/config")
+    proposal = dense_only(config)
+    first = post(workbench_url, "/api/weights/save", {"name": "tuned", "proposal": proposal})
+    second = post(workbench_url, "/api/weights/save", {"name": "tuned", "proposal": proposal})
+    assert (first["version"], second["version"]) == ("tuned/v001", "tuned/v002") and Path(second["path"]).is_file()
+
+    expected = post(workbench_url, "/api/search", {"query": QUERY, "top_k": 10, "proposal": proposal})["proposed"]
+    pushed = post(workbench_url, "/api/weights/push", {"path": second["path"]})
+    try:
+        assert pushed["version"] == "tuned/v002" and pushed["pipelines"]
+        described = get(workbench_url, "/api/config")
+        assert described["weights_mode"] == "tuned" and described["weights_version"] == "tuned/v002"
+        # a searcher that knows nothing of the workbench (the CLI's) ranks with the pushed weights
+        searcher = Searcher(client, workbench_settings, embedder)
+        assert searcher.weights_version == "tuned/v002"
+        assert [t.doc_id for t in searcher.search(QUERY, top_k=10).tools] == [t["id"] for t in expected]
+        # the plain hybrid pipeline now weighs the first stage's fields by the pushed weights
+        pipeline = client.search_pipeline.get(id=f"{workbench_settings.index}-hybrid-minmax")
+        assert pipeline  # installed; its weights are checked by the pipeline unit tests
+    finally:
+        cleared = post(workbench_url, "/api/weights/clear", {})
+    assert cleared["weights_version"] is None
+    assert Searcher(client, workbench_settings, embedder).weights_version is None
+
+
+def test_bad_input_gets_a_clear_error_naming_what_is_wrong(workbench_url: str, tmp_path: Path) -> None:
+    assert "type a request" in post(workbench_url, "/api/search", {"query": "   "}, 400)["error"]
+    assert "no longer kept" in post(workbench_url, "/api/rerank", {"search_id": "nope"}, 400)["error"]
+    answer = post(workbench_url, "/api/search", {"query": QUERY, "top_k": 3})
+    bad = {"search_id": answer["search_id"], "proposal": {"weights": {"w_req": {"bm25": -1, "dense": 0}}}}
+    assert "must not be negative" in post(workbench_url, "/api/rerank", bad, 400)["error"]
+    assert "no query set 'missing'" in post(workbench_url, "/api/compare", {"query_set": "missing"}, 400)["error"]
+    assert str(tmp_path) in post(workbench_url, "/api/querysets/import", {"path": str(tmp_path)}, 400)["error"]
+    assert "weights name" in post(workbench_url, "/api/weights/save", {"name": "no spaces"}, 400)["error"]
+    assert httpx.post(workbench_url + "/api/search", json={"query": QUERY, "top_k": 0}).status_code == 422
+    assert "interval" in httpx.get(workbench_url + "/api/metrics/latency?interval=forever").json()["error"]
+
+
+def test_the_metrics_come_from_the_query_log_and_the_recorded_eval_runs(
+    workbench_url: str, client: Any, workbench_settings: Any
+) -> None:
+    from toolsift.evalruns import EvalRunLog, EvalRunRow
+
+    post(workbench_url, "/api/search", {"query": "read a csv file", "top_k": 5})
+    latency = get(workbench_url, "/api/metrics/latency?interval=1m&since=now-1h")
+    assert latency["searches"] >= 1 and latency["by_source"].get("ui", 0) >= 1
+    assert 0 < latency["overall"]["p50"] <= latency["overall"]["p99"] and latency["buckets"]
+
+    log = EvalRunLog.open(client, workbench_settings)
+    for ndcg in (0.41, 0.44):
+        log.record([EvalRunRow(query_set="livemcpbench", dataset_path="x", index="i", kind="tool", method="multi-field",
+                               retriever="hybrid", row="multi-field · hybrid", main=True, queries=94,
+                               metrics={"ndcg@10": ndcg, "recall@10": 0.5})])
+    runs = get(workbench_url, "/api/metrics/evalruns?query_set=livemcpbench")
+    points = runs["series"]["livemcpbench"]["multi-field · hybrid"]
+    assert [p["ndcg_10"] for p in points] == [0.41, 0.44] and runs["runs"] == 2

@@ -1,0 +1,328 @@
+"""One workbench: the searcher of one index, the weights being tuned, and what it keeps between calls.
+
+Every operation of the web app is a method here, so the routes (:mod:`.app`) only translate HTTP.
+Searches go through :meth:`Searcher.search_with_candidates` with ``source="ui"``, so they are logged
+like any other search when the ``query_log`` setting is on; the candidates they return are kept (the
+last :data:`KEEP_SEARCHES` searches) so sliders re-rank them without a round trip.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from opensearchpy import OpenSearch, helpers
+
+from toolsift.config import Settings
+from toolsift.embedding import Embedder
+from toolsift.errors import BadQueryError
+from toolsift.mappings import F
+from toolsift.query.builder import FieldSignals
+from toolsift.query.structured import StructuredQuery
+from toolsift.ranker.artifact import WeightsArtifact, load_artifact
+from toolsift.ranker.deploy import PushReport, clear_weights, push_weights
+from toolsift.ranker.mftr import MFTRWeights
+from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.types import RankedTool
+from toolsift.search import SearchResult, Searcher
+from toolsift.workbench.comparison import Comparison, SetCandidates, compare, gather_candidates
+from toolsift.workbench.judgments import Judgment, JudgmentStore
+from toolsift.workbench.metrics import eval_run_series, latency_series
+from toolsift.workbench.querysets import QuerySet, QuerySetStore, check_name, from_benchmark, from_judgments
+from toolsift.workbench.tuning import (
+    CachedReranker,
+    Proposal,
+    current_weights,
+    parse_weights,
+    rank_with,
+    shown_fields,
+    slider_ranges,
+)
+
+__all__ = ["Workbench", "KEEP_SEARCHES"]
+
+#: How many recent searches keep their candidates for re-ranking.
+KEEP_SEARCHES = 64
+
+
+@dataclass(frozen=True)
+class _Kept:
+    query: str
+    structured: StructuredQuery
+    rewrite_source: str
+    candidates: tuple[FieldSignals, ...]
+    result: SearchResult
+    top_k: int
+
+
+class Workbench:
+    """The workbench over ``settings.index``.
+
+    Args:
+        client: connected client.
+        settings: index, retriever, weights, reranker, the workbench's index names.
+        embedder: the query encoder (the index's model).
+        rewrite: rewrite requests like ``toolsift search`` (cached rewrite, else the LLM, else as is).
+    """
+
+    def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder | None, *,
+                 rewrite: bool = True) -> None:
+        self.client = client
+        self.settings = settings
+        self.embedder = embedder
+        self.rewrite = rewrite
+        self._lock = threading.RLock()
+        self._searches: OrderedDict[str, _Kept] = OrderedDict()
+        self._set_candidates: dict[str, SetCandidates] = {}
+        self.judgments = JudgmentStore.open(client, settings.judgments_index)
+        self.query_sets = QuerySetStore.open(client, settings.query_sets_index)
+        self._load_searcher()
+
+    # --- state ------------------------------------------------------------------------------------
+    def _load_searcher(self) -> None:
+        self.searcher = Searcher(self.client, self.settings, self.embedder, source="ui")
+        ranking = self.searcher.ranking
+        self.reranking: RankingPipeline | None = None
+        if isinstance(ranking, RankingPipeline) and ranking.reranker is not None:
+            ranking.reranker = CachedReranker(ranking.reranker)
+            self.reranking = ranking
+        artifact = self.searcher.artifact
+        self.current = Proposal(
+            current_weights(artifact.weights if artifact else None, self.settings.field_weights,
+                            self.settings.retriever),
+            self.reranking.fusion_weight if self.reranking else None,
+        )
+        self._set_candidates.clear()
+
+    @property
+    def alias(self) -> str:
+        return self.settings.index
+
+    def describe(self) -> dict[str, Any]:
+        """What the page needs to draw itself: index, ranking, the current weights and slider ranges."""
+        searcher = self.searcher
+        weights = self.current.weights
+        counts = self.client.count(index=self.alias, body={"query": {"term": {F.entity: "tool"}}})["count"]
+        return {
+            "index": self.alias,
+            "concrete_index": searcher.index.index,
+            "tools": counts,
+            "retriever": self.settings.retriever,
+            "ranker": searcher.ranking.name,
+            "remote_ranker": self.settings.ranker_url,
+            "reranker": self.reranking.reranker.name if self.reranking and self.reranking.reranker else None,
+            "weights_version": searcher.weights_version,
+            "weights_mode": "learned" if not weights.normalise else (
+                "tuned" if searcher.artifact is not None else "fixed"),
+            "weights": self.current.to_dict(),
+            "ranges": slider_ranges(weights),
+            "fields": list(shown_fields(weights)),
+            "query_log": {"on": self.settings.query_log, "index": self.settings.query_log_index},
+            "query_sets": self.query_sets.list(self.alias),
+            "embedding_model": searcher.index.embedding_model,
+        }
+
+    def proposal(self, data: dict[str, Any] | None) -> Proposal:
+        """The browser's proposed weights (None: the current ones)."""
+        if not data:
+            return self.current
+        weights = parse_weights(data.get("weights") or {}, self.current.weights)
+        lam = data.get("rerank_weight")
+        if lam is not None and not 0.0 <= float(lam) <= 1.0:
+            raise BadQueryError(f"rerank_weight must be within [0, 1], got {lam}")
+        return Proposal(weights, None if lam is None else float(lam))
+
+    # --- searching --------------------------------------------------------------------------------
+    def search(self, query: str, *, top_k: int = 10, proposal: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Search (logged as ``ui``), keep the candidates, and rank them with the proposal too."""
+        text = " ".join((query or "").split())
+        if not text:
+            raise BadQueryError("type a request to search for")
+        if not 1 <= top_k <= 100:
+            raise BadQueryError(f"top_k must be within 1..100, got {top_k}")
+        with self._lock:
+            request, source = self._structured(text)
+            result, candidates = self.searcher.search_with_candidates(request, top_k=top_k)
+            search_id = uuid.uuid4().hex[:16]
+            kept = _Kept(text, result.query, source, tuple(candidates), result, top_k)
+            self._searches[search_id] = kept
+            while len(self._searches) > KEEP_SEARCHES:
+                self._searches.popitem(last=False)
+            judged = self.judgments.for_query(self.alias, text)
+            proposed = self._proposed(kept, self.proposal(proposal))
+            names = self.searcher.agent_names([*result.tools, *proposed])
+        return {
+            "search_id": search_id,
+            "query": text,
+            "rewrite_source": source,
+            "structured_query": result.query.to_dict(),
+            "candidates": len(candidates),
+            "ranker": result.ranker,
+            "reranker": result.reranker,
+            "degraded": result.degraded,
+            "degraded_reason": result.degraded_reason,
+            "weights_version": self.searcher.weights_version,
+            "timings_ms": {k: round(v, 1) for k, v in result.timings.items()},
+            "current": [self._tool(t, i, names, judged) for i, t in enumerate(result.tools)],
+            "proposed": [self._tool(t, i, names, judged) for i, t in enumerate(proposed)],
+        }
+
+    def rerank(self, search_id: str, proposal: dict[str, Any] | None) -> dict[str, Any]:
+        """The kept search's candidates ranked with the proposal."""
+        with self._lock:
+            kept = self._kept(search_id)
+            proposed = self._proposed(kept, self.proposal(proposal))
+            names = self.searcher.agent_names(proposed)
+            judged = self.judgments.for_query(self.alias, kept.query)
+        return {"search_id": search_id, "proposed": [self._tool(t, i, names, judged) for i, t in enumerate(proposed)]}
+
+    def recommend_set(self, search_id: str) -> dict[str, Any]:
+        """PTR's precise set for the kept search's request (history when the index has one)."""
+        from toolsift.ranker.history import HistoryStore
+        from toolsift.sets import SetRecommender
+
+        with self._lock:
+            kept = self._kept(search_id)
+            history = HistoryStore(self.client, self.alias) if HistoryStore.exists(self.client, self.alias) else None
+            answer = SetRecommender(self.searcher, history).recommend(kept.structured)
+        return {"search_id": search_id, **answer.to_dict()}
+
+    def _structured(self, text: str) -> tuple[str | StructuredQuery, str]:
+        if not self.rewrite:
+            return text, "off"
+        from toolsift.llm import llm_and_cache
+        from toolsift.query.rewrite import QueryRewriter
+
+        llm, cache = llm_and_cache(self.settings)
+        rewritten = QueryRewriter(self.client, self.settings, llm, cache).rewrite(text)
+        # the fallback is left to the searcher, which structures a plain request for its ranker
+        return (text if rewritten.source == "fallback" else rewritten.query), rewritten.source
+
+    def _kept(self, search_id: str) -> _Kept:
+        kept = self._searches.get(search_id)
+        if kept is None:
+            raise BadQueryError(f"search {search_id!r} is no longer kept (the last {KEEP_SEARCHES} are); search again")
+        return kept
+
+    def _proposed(self, kept: _Kept, proposal: Proposal) -> list[RankedTool]:
+        if proposal == self.current:
+            return list(kept.result.tools)
+        return rank_with(proposal, kept.structured, kept.candidates, top_k=kept.top_k, reranking=self.reranking)
+
+    @staticmethod
+    def _tool(t: RankedTool, i: int, names: dict[str, str], judged: dict[str, bool]) -> dict[str, Any]:
+        return {
+            "rank": i + 1, "id": t.doc_id, "name": t.name, "entity": t.entity,
+            "agent_id": t.agent_id, "agent": names.get(t.agent_id or "", t.agent_id),
+            "score": round(t.score, 6),
+            "base_score": None if t.base_score is None else round(t.base_score, 6),
+            "reranker_score": None if t.reranker_score is None else round(t.reranker_score, 6),
+            "field_scores": {k: round(v, 4) for k, v in t.field_scores.items()},
+            "contributions": {k: round(v, 4) for k, v in t.contributions.items()},
+            "raw_scores": {k: {f: round(s, 4) for f, s in v.items()} for k, v in t.raw_scores.items()},
+            "missing_required": list(t.missing_required),
+            "first_stage_rank": t.first_stage_rank,
+            "judged": judged.get(t.doc_id),
+        }
+
+    # --- judgments and query sets -----------------------------------------------------------------
+    def judge(self, query: str, tool_id: str, relevant: bool | None, *, tool_name: str = "",
+              agent_id: str | None = None, query_set: str | None = None) -> dict[str, Any]:
+        """Record (or with ``relevant`` None, forget) a verdict on one result."""
+        text = " ".join((query or "").split())
+        if relevant is None:
+            return {"deleted": self.judgments.delete(self.alias, text, tool_id)}
+        judgment = Judgment(index=self.alias, query=text, tool_id=tool_id, relevant=bool(relevant),
+                            tool_name=tool_name, agent_id=agent_id, query_set=query_set,
+                            weights_version=self.searcher.weights_version)
+        return {"id": self.judgments.record(judgment), "judgment": judgment.to_doc()}
+
+    def list_judgments(self, limit: int = 200) -> list[dict[str, Any]]:
+        return [j.to_doc() for j in self.judgments.all(self.alias, size=limit)]
+
+    def import_query_set(self, path: str, name: str | None = None) -> dict[str, Any]:
+        """Import a benchmark folder's queries (those whose relevant tools this index holds)."""
+        folder = Path(path).expanduser()
+        query_set = from_benchmark(folder, self.alias, self._indexed_ids(), name=check_name(name) if name else None)
+        self.query_sets.save(query_set)
+        self._set_candidates.pop(query_set.name, None)
+        return query_set.summary()
+
+    def query_set_from_judgments(self, name: str) -> dict[str, Any]:
+        query_set = from_judgments(name, self.alias, self.judgments.all(self.alias))
+        self.query_sets.save(query_set)
+        self._set_candidates.pop(query_set.name, None)
+        return query_set.summary()
+
+    def _indexed_ids(self) -> set[str]:
+        query = {"_source": False, "query": {"term": {F.entity: "tool"}}}
+        return {hit["_id"] for hit in helpers.scan(self.client, index=self.alias, query=query, size=1000)}
+
+    def compare(self, query_set: str, proposal: dict[str, Any] | None) -> dict[str, Any]:
+        """NDCG@10 / Recall@10 of the current and the proposed weights on ``query_set``."""
+        with self._lock:
+            candidates = self._set_candidates.get(query_set)
+            if candidates is None:
+                candidates = gather_candidates(self.searcher, self.query_sets.get(self.alias, query_set),
+                                               self.settings.retriever)
+                self._set_candidates[query_set] = candidates
+            result: Comparison = compare(candidates, self.current, self.proposal(proposal), reranking=self.reranking)
+        return {**result.to_dict(), "candidates_seconds": round(candidates.seconds, 2)}
+
+    # --- weights ----------------------------------------------------------------------------------
+    def save_weights(self, name: str, proposal: dict[str, Any] | None,
+                     query_set: str | None = None) -> dict[str, Any]:
+        """Save the proposal as a new version of the weights artifact ``name``."""
+        chosen = self.proposal(proposal)
+        metrics: dict[str, Any] = {}
+        if query_set:
+            metrics = {"workbench": self.compare(query_set, proposal)}
+        artifact = WeightsArtifact(
+            weights=chosen.weights,
+            config={
+                "tuned_in": "workbench", "tuned_from": self.searcher.weights_version or "fixed field weights",
+                "index": self.alias, "retriever": self.settings.retriever,
+                "embedding_model": self.searcher.index.embedding_model,
+                "ranker": "field-weights-tuned" if chosen.weights.normalise else "mftr",
+                "rerank_weight": chosen.rerank_weight,
+            },
+            metrics=metrics,
+        ).save(self.settings.data_dir / "weights", name)
+        return {"version": artifact.version, "path": str(artifact.path), "digest": artifact.digest,
+                "created": artifact.created}
+
+    def push(self, path: str) -> dict[str, Any]:
+        """Push a saved artifact to the index (pipelines + active weights) and rank with it from now on."""
+        artifact = load_artifact(path)
+        _check_compatible(artifact.weights, self.current.weights)
+        with self._lock:
+            report: PushReport = push_weights(self.client, self.alias, artifact)
+            self._load_searcher()
+        return report.to_dict()
+
+    def clear_pushed(self) -> dict[str, Any]:
+        """Back to the fixed field weights (unless the ``weights`` setting names some)."""
+        with self._lock:
+            clear_weights(self.client, self.alias, dict(self.settings.field_weights))
+            self._load_searcher()
+        return {"index": self.alias, "weights_version": self.searcher.weights_version}
+
+    # --- metrics ----------------------------------------------------------------------------------
+    def eval_runs(self, query_set: str | None = None) -> dict[str, Any]:
+        return eval_run_series(self.client, self.settings.eval_runs_index, query_set=query_set)
+
+    def latency(self, interval: str = "1h", since: str = "now-7d", source: str | None = None) -> dict[str, Any]:
+        return {**latency_series(self.client, self.settings.query_log_index, interval=interval, since=since,
+                                 source=source), "logging": self.settings.query_log,
+                "now": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+
+
+def _check_compatible(weights: MFTRWeights, current: MFTRWeights) -> None:
+    if tuple(weights.kinds) != tuple(current.kinds):
+        raise BadQueryError(f"these weights read {list(weights.kinds)} scores; this workbench's retriever gives "
+                            f"{list(current.kinds)}")
