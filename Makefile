@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup node demo test test-slow typecheck clean
+.PHONY: setup node browser demo test test-slow typecheck clean
 
 $(BIN)/toolsift: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,10 +20,20 @@ node: setup
 	$(BIN)/toolsift node install
 	$(BIN)/toolsift node start
 
+# The workbench's browser tests drive the system Chromium through Playwright (executable_path):
+# Playwright's own browser download is not used. Debian/Ubuntu: installed here when missing.
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+browser:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Chromium (Debian package) for the workbench's browser tests"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
+	else echo "no Chromium and no apt-get: the browser tests will be skipped (they fail under CI=true)"; fi
+
 demo: node
 	$(BIN)/toolsift demo
 
-test: node
+test: node browser
 	$(BIN)/python -m pytest
 
 test-slow: node

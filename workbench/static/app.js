@@ -361,7 +361,8 @@ function drawChart(id, data, series, opts = {}) {
   const palette = ["#2f6fdf", "#e0661b", "#18a37a", "#9b51e0", "#d93838", "#5f7384"];
   charts[id] = new uPlot({
     width: Math.max(400, box.clientWidth || 800), height: 260,
-    scales: { x: { time: true } },
+    // one point: a range around it (uPlot would otherwise stretch the axis over years)
+    scales: { x: { time: true, range: (u, min, max) => (max - min < 60 ? [min - 1800, max + 1800] : [min, max]) } },
     series: [{}, ...series.map((label, i) => ({ label, stroke: palette[i % palette.length], width: 2, points: { show: true, size: 6 }, spanGaps: true }))],
     axes: [{}, { label: opts.y || "" }],
   }, data, box);

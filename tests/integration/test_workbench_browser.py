@@ -1,0 +1,155 @@
+"""The workbench in a real browser: headless Chromium (Debian's ``chromium``, driven by Playwright with
+``executable_path``) against ``toolsift serve ui``'s app on a real node.
+
+Screenshots of every step are written to ``build/screenshots/`` (``TOOLSIFT_SCREENSHOTS`` to move them).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.integration
+
+QUERY = "convert a word document to pdf"
+SHOTS = Path(os.environ.get("TOOLSIFT_SCREENSHOTS", Path(__file__).resolve().parents[2] / "build" / "screenshots"))
+
+
+def _chromium() -> str | None:
+    explicit = os.environ.get("TOOLSIFT_CHROMIUM")
+    return explicit or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[Any]:
+    executable = _chromium()
+    if executable is None:
+        message = "browser tests need Chromium: `apt-get install chromium` (make test installs it)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        context = browser.new_context(viewport={"width": 1440, "height": 1000})
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        yield page
+        browser.close()
+        assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def ids(page: Any, column: str) -> list[str]:
+    return [str(x) for x in page.locator(f"#{column} .result").evaluate_all("(els) => els.map((e) => e.dataset.id)")]
+
+
+def test_searching_shows_the_rewritten_query_and_explained_results(page: Any, workbench_url: str) -> None:
+    page.goto(workbench_url + "/")
+    page.wait_for_selector("#sliders input[type=range]")
+    assert "toolsift-wbtest-catalog" in page.inner_text("#status")
+    page.fill("#query", QUERY)
+    page.click("#search-button")
+    page.wait_for_selector("#current .result")
+    assert QUERY in page.inner_text("#structured")
+    first = page.locator("#current .result").first
+    assert first.get_attribute("data-id") == "office-word-mcp-server/convert_to_pdf"
+    assert "Office-Word-MCP-Server" in first.inner_text()
+    assert first.locator(".bars .seg-description").count() == 1  # a bar per contributing field
+    page.wait_for_selector("#current .chip.set")  # PTR's set marks its members
+    first.locator(".name").click()
+    table = first.locator(".explain table")
+    assert table.is_visible()
+    text = first.locator(".explain").inner_text()
+    assert "raw bm25" in text and "raw dense" in text and "first-stage rank 1" in text
+    page.screenshot(path=str(SHOTS / "01-search-explained.png"), full_page=True)
+
+
+def test_moving_a_slider_changes_the_proposed_order_and_the_ndcg_delta(page: Any, workbench_url: str,
+                                                                       datasets: Path) -> None:
+    httpx.post(workbench_url + "/api/querysets/import", json={"path": str(datasets / "livemcpbench"),
+                                                              "name": "livemcpbench-slice"}, timeout=120)
+    page.goto(workbench_url + "/")
+    page.wait_for_selector("#sliders input[type=range]")
+    page.fill("#query", QUERY)
+    page.click("#search-button")
+    page.wait_for_selector("#proposed .result")
+    current = ids(page, "current")
+    assert ids(page, "proposed") == current
+    page.select_option("#compare-set", "livemcpbench-slice")
+    page.wait_for_selector("#ndcg-delta")
+    assert page.inner_text("#ndcg-delta") == "(+0.0000)"
+    before = page.inner_text("#ndcg-current")
+
+    # weigh only the dense response field: the order must change, and the set's NDCG@10 with it
+    for kind in ("bm25", "dense"):
+        for field in ("description", "parameters", "response", "examples"):
+            value = 1.0 if (kind, field) == ("dense", "response") else 0.0
+            page.locator(f"#w-{kind}-{field}").evaluate(
+                f"(e) => {{ e.value = {value}; e.dispatchEvent(new Event('input')); }}")
+    page.wait_for_function("(before) => [...document.querySelectorAll('#proposed .result')]"
+                           ".map((e) => e.dataset.id).join('|') !== before.join('|')", arg=current)
+    assert ids(page, "proposed") != current
+    assert ids(page, "current") == current  # the current list stays as the index ranks it
+    assert page.locator("#proposed .move.up, #proposed .move.down, #proposed .move.new").count() > 0
+    page.wait_for_function("() => document.querySelector('#ndcg-delta')?.textContent !== '(+0.0000)'")
+    assert page.inner_text("#ndcg-current") == before
+    assert page.locator("#sliders .slider.changed").count() >= 2
+    page.screenshot(path=str(SHOTS / "02-slider-reranked.png"), full_page=True)
+
+
+def test_a_judgment_made_in_the_page_is_in_the_index(page: Any, workbench_url: str, client: Any,
+                                                     workbench_settings: Any) -> None:
+    page.goto(workbench_url + "/")
+    page.wait_for_selector("#sliders input[type=range]")
+    page.fill("#query", QUERY)
+    page.click("#search-button")
+    page.wait_for_selector("#current .result")
+    second = page.locator("#current .result").nth(1)
+    tool_id = second.get_attribute("data-id")
+    second.locator(".judge .yes").click()
+    page.wait_for_selector(f"#current .result[data-id='{tool_id}'] .judge .yes.on")
+    found = client.search(index=workbench_settings.judgments_index, body={"query": {"bool": {"filter": [
+        {"term": {"tool_id": tool_id}}, {"term": {"query.raw": QUERY}}]}}})["hits"]["hits"]
+    assert len(found) == 1 and found[0]["_source"]["relevant"] is True
+    page.screenshot(path=str(SHOTS / "03-judged.png"), full_page=True)
+
+    page.click("#tab-judge")
+    page.wait_for_selector("#judgments tbody tr")
+    assert QUERY in page.inner_text("#judgments")
+    page.fill("#judged-set-name", "judged-in-browser")
+    page.click("#from-judgments-form button")
+    page.wait_for_function("() => document.querySelector('#query-sets').textContent.includes('judged-in-browser')")
+    page.screenshot(path=str(SHOTS / "04-judgments-and-query-sets.png"), full_page=True)
+
+
+def test_the_metrics_page_plots_eval_runs_and_query_log_latency(page: Any, workbench_url: str, client: Any,
+                                                                workbench_settings: Any) -> None:
+    from toolsift.evalruns import EvalRunLog, EvalRunRow
+
+    log = EvalRunLog.open(client, workbench_settings)
+    for ndcg, recall in ((0.52, 0.61), (0.55, 0.63), (0.58, 0.66)):
+        log.record([EvalRunRow(query_set="browser-set", dataset_path="x", index="i", kind="tool", method="multi-field",
+                               retriever="hybrid", row="multi-field · hybrid", main=True, queries=20,
+                               metrics={"ndcg@10": ndcg, "recall@10": recall})])
+    page.goto(workbench_url + "/")
+    page.wait_for_selector("#sliders input[type=range]")
+    page.click("#tab-metrics")
+    page.wait_for_selector("#metric-set option[value='browser-set']", state="attached")
+    page.select_option("#metric-set", "browser-set")
+    page.wait_for_selector("#eval-chart canvas")
+    assert page.locator("#eval-table tbody tr").count() >= 3
+    page.select_option("#latency-interval", "1m")
+    page.select_option("#latency-since", "now-1h")
+    page.wait_for_selector("#latency-chart canvas")
+    assert "logged searches" in page.inner_text("#latency-summary")
+    page.screenshot(path=str(SHOTS / "05-metrics.png"), full_page=True)
