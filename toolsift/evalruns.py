@@ -31,6 +31,7 @@ from opensearchpy.exceptions import NotFoundError, OpenSearchException
 from toolsift.config import Settings
 from toolsift.evaluation.datasets import benchmark_slug
 from toolsift.mappings.evalruns import eval_runs_index_body
+from toolsift.opensearch import ensure_index
 
 if TYPE_CHECKING:
     from toolsift.evaluation.agents import AgentEvalResult
@@ -211,8 +212,7 @@ class EvalRunLog:
         """The eval runs of ``settings``, their index created when missing."""
         log = cls(client, settings.eval_runs_index)
         try:
-            if not client.indices.exists(index=log.index):
-                client.indices.create(index=log.index, body=eval_runs_index_body(), ignore=400)
+            ensure_index(client, log.index, eval_runs_index_body())
         except OpenSearchException as exc:
             log._warn(exc)
         return log

@@ -8,6 +8,7 @@ installed, saying plainly which is missing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
@@ -16,7 +17,7 @@ from opensearchpy.exceptions import TransportError
 from toolsift.config import Settings
 from toolsift.errors import ClusterError
 
-__all__ = ["connect", "make_client", "check_plugins", "REQUIRED_PLUGINS", "PluginReport"]
+__all__ = ["connect", "make_client", "check_plugins", "ensure_index", "REQUIRED_PLUGINS", "PluginReport"]
 
 #: Plugin → the names it is listed under by ``_cat/plugins``: the official distribution lists the
 #: plugin's name, the embedded runner (plugins loaded from the classpath) its class name.
@@ -100,3 +101,9 @@ def connect(settings: Settings, *, require_plugins: bool = True) -> OpenSearch:
                 "both; the managed node (`toolsift node start`) loads both."
             )
     return client
+
+
+def ensure_index(client: OpenSearch, index: str, body: dict[str, Any]) -> None:
+    """Create ``index`` with ``body`` unless it exists (a concurrent creation is no error)."""
+    if not client.indices.exists(index=index):
+        client.indices.create(index=index, body=body, ignore=400)

@@ -22,6 +22,7 @@ from opensearchpy.exceptions import OpenSearchException
 
 from toolsift.config import Settings
 from toolsift.mappings.querylog import query_log_index_body
+from toolsift.opensearch import ensure_index
 
 if TYPE_CHECKING:
     from toolsift.search import SearchResult
@@ -64,8 +65,7 @@ class QueryLog:
         """The log of ``settings``: its index created when missing, records past retention deleted."""
         log = cls(client, settings.query_log_index, source=source, retention_days=settings.query_log_retention_days)
         try:
-            if not client.indices.exists(index=log.index):
-                client.indices.create(index=log.index, body=query_log_index_body(), ignore=400)
+            ensure_index(client, log.index, query_log_index_body())
             log.prune()
         except OpenSearchException as exc:
             log._warn(exc)

@@ -41,7 +41,7 @@ from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest, RankResponse
 from toolsift.ranker.types import RankedAgent, RankedTool, Ranker, RankingService
 
-__all__ = ["Searcher", "SearchResult", "Method", "Level", "RequestedLevel"]
+__all__ = ["Searcher", "SearchResult", "Method", "Level", "RequestedLevel", "tool_to_dict"]
 
 Method = Literal["multi-field", "full-doc"]
 #: What an answer holds: tools, or agents (Tool-to-Agent retrieval).
@@ -95,30 +95,32 @@ class SearchResult:
             "degraded": self.degraded,
             "degraded_reason": self.degraded_reason,
             "timings_ms": {k: round(v, 2) for k, v in self.timings.items()},
-            "tools": [
-                {
-                    "rank": i + 1,
-                    "id": t.doc_id,
-                    "name": t.name,
-                    "entity": t.entity,
-                    "agent_id": t.agent_id,
-                    "score": round(t.score, 6),
-                    "base_score": None if t.base_score is None else round(t.base_score, 6),
-                    "reranker_score": None if t.reranker_score is None else round(t.reranker_score, 6),
-                    "field_scores": {k: round(v, 4) for k, v in t.field_scores.items()},
-                    "contributions": {k: round(v, 4) for k, v in t.contributions.items()},
-                    "raw_scores": {k: {f: round(s, 4) for f, s in v.items()} for k, v in t.raw_scores.items()},
-                    "missing_required_parameters": list(t.missing_required),
-                    "first_stage_rank": t.first_stage_rank,
-                }
-                for i, t in enumerate(self.tools)
-            ],
+            "tools": [tool_to_dict(t, i + 1) for i, t in enumerate(self.tools)],
             "agents": [
                 {"rank": a.rank, "id": a.agent_id, "name": a.name, "score": round(a.score, 6), "via": list(a.via),
                  "steps": list(a.steps), "step_scores": [round(v, 4) for v in a.step_scores]}
                 for a in self.agents
             ],
         }
+
+
+def tool_to_dict(t: RankedTool, rank: int) -> dict[str, Any]:
+    """One ranked tool as JSON (``toolsift search --json``, the query log, the workbench)."""
+    return {
+        "rank": rank,
+        "id": t.doc_id,
+        "name": t.name,
+        "entity": t.entity,
+        "agent_id": t.agent_id,
+        "score": round(t.score, 6),
+        "base_score": None if t.base_score is None else round(t.base_score, 6),
+        "reranker_score": None if t.reranker_score is None else round(t.reranker_score, 6),
+        "field_scores": {k: round(v, 4) for k, v in t.field_scores.items()},
+        "contributions": {k: round(v, 4) for k, v in t.contributions.items()},
+        "raw_scores": {k: {f: round(s, 4) for f, s in v.items()} for k, v in t.raw_scores.items()},
+        "missing_required_parameters": list(t.missing_required),
+        "first_stage_rank": t.first_stage_rank,
+    }
 
 
 class Searcher:

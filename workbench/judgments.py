@@ -14,6 +14,7 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
+from toolsift.opensearch import ensure_index
 from toolsift.errors import BadQueryError
 from toolsift.mappings.workbench import judgments_index_body
 
@@ -69,8 +70,7 @@ class JudgmentStore:
 
     @classmethod
     def open(cls, client: OpenSearch, index: str) -> JudgmentStore:
-        if not client.indices.exists(index=index):
-            client.indices.create(index=index, body=judgments_index_body(), ignore=400)
+        ensure_index(client, index, judgments_index_body())
         return cls(client, index)
 
     def record(self, judgment: Judgment) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import NotFoundError
 
+from toolsift.opensearch import ensure_index
 from toolsift.errors import BadQueryError, CatalogError
 from toolsift.mappings.workbench import query_sets_index_body
 from toolsift.workbench.judgments import Judgment
@@ -133,8 +134,7 @@ class QuerySetStore:
 
     @classmethod
     def open(cls, client: OpenSearch, index: str) -> QuerySetStore:
-        if not client.indices.exists(index=index):
-            client.indices.create(index=index, body=query_sets_index_body(), ignore=400)
+        ensure_index(client, index, query_sets_index_body())
         return cls(client, index)
 
     @staticmethod

@@ -29,7 +29,7 @@ from toolsift.ranker.deploy import PushReport, clear_weights, push_weights
 from toolsift.ranker.mftr import MFTRWeights
 from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.types import RankedTool
-from toolsift.search import SearchResult, Searcher
+from toolsift.search import SearchResult, Searcher, tool_to_dict
 from toolsift.workbench.comparison import Comparison, SetCandidates, compare, gather_candidates
 from toolsift.workbench.judgments import Judgment, JudgmentStore
 from toolsift.workbench.metrics import eval_run_series, latency_series
@@ -216,19 +216,7 @@ class Workbench:
 
     @staticmethod
     def _tool(t: RankedTool, i: int, names: dict[str, str], judged: dict[str, bool]) -> dict[str, Any]:
-        return {
-            "rank": i + 1, "id": t.doc_id, "name": t.name, "entity": t.entity,
-            "agent_id": t.agent_id, "agent": names.get(t.agent_id or "", t.agent_id),
-            "score": round(t.score, 6),
-            "base_score": None if t.base_score is None else round(t.base_score, 6),
-            "reranker_score": None if t.reranker_score is None else round(t.reranker_score, 6),
-            "field_scores": {k: round(v, 4) for k, v in t.field_scores.items()},
-            "contributions": {k: round(v, 4) for k, v in t.contributions.items()},
-            "raw_scores": {k: {f: round(s, 4) for f, s in v.items()} for k, v in t.raw_scores.items()},
-            "missing_required": list(t.missing_required),
-            "first_stage_rank": t.first_stage_rank,
-            "judged": judged.get(t.doc_id),
-        }
+        return {**tool_to_dict(t, i + 1), "agent": names.get(t.agent_id or "", t.agent_id), "judged": judged.get(t.doc_id)}
 
     # --- judgments and query sets -----------------------------------------------------------------
     def judge(self, query: str, tool_id: str, relevant: bool | None, *, tool_name: str = "",

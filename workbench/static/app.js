@@ -237,7 +237,7 @@ function chips(t) {
   const out = [];
   if (state.setIds.has(t.id)) out.push(el("span", { class: "chip set", text: "in PTR set" }));
   if (t.reranker_score !== null) out.push(el("span", { class: "chip rerank", text: `reranker ${fmt(t.reranker_score)}` }));
-  for (const p of t.missing_required) out.push(el("span", { class: "chip missing", text: `missing: ${p}` }));
+  for (const p of t.missing_required_parameters) out.push(el("span", { class: "chip missing", text: `missing: ${p}` }));
   return out.length ? el("div", { class: "chips" }, out) : null;
 }
 
@@ -272,7 +272,7 @@ function explanation(t) {
   }
   return el("div", { class: "explain" },
     el("table", {}, el("thead", {}, el("tr", {}, el("th", { text: "field" }), ...kinds.map((k) => el("th", { text: `raw ${k}` })), el("th", { text: "score used" }), el("th", { text: "contribution" }))), el("tbody", {}, rows)),
-    el("p", { class: "hint", text: `id ${t.id} · first-stage rank ${t.first_stage_rank || "–"} · base score ${fmt(t.base_score ?? t.score, 4)} · reranker ${fmt(t.reranker_score)} · missing required: ${t.missing_required.join(", ") || "none"} · judged: ${t.judged === null || t.judged === undefined ? "no" : (t.judged ? "relevant" : "not relevant")}` }));
+    el("p", { class: "hint", text: `id ${t.id} · first-stage rank ${t.first_stage_rank || "–"} · base score ${fmt(t.base_score ?? t.score, 4)} · reranker ${fmt(t.reranker_score)} · missing required: ${t.missing_required_parameters.join(", ") || "none"} · judged: ${t.judged === null || t.judged === undefined ? "no" : (t.judged ? "relevant" : "not relevant")}` }));
 }
 
 // --- query-set comparison ------------------------------------------------------------------------
