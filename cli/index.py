@@ -21,8 +21,9 @@ _INDEX_OPTION = click.option("--index", "index_alias", help="Index alias (defaul
 @click.option("--json", "as_json", is_flag=True)
 @pass_app
 def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
-    """Show the alias, its current version, embedding model and document counts."""
+    """Show the alias, its current version, embedding model, document counts and pushed weights."""
     from toolsift.mappings.index import IndexManager
+    from toolsift.ranker.deploy import ACTIVE_WEIGHTS_KEY
 
     settings = app.settings(index=index_alias)
     client = app.client()
@@ -41,13 +42,14 @@ def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
         "schema_current": manager.is_current_schema(info),
         "documents": counts,
         "catalogs": info.catalogs,
+        "weights": (info.meta.get(ACTIVE_WEIGHTS_KEY) or {}).get("version"),
     }
     if as_json:
         emit_json(data)
         return
-    click.echo(table(["alias", "index", "model", "dim", "agents", "tools", "schema"], [[
+    click.echo(table(["alias", "index", "model", "dim", "agents", "tools", "schema", "pushed weights"], [[
         info.alias, info.index, info.embedding_model, info.embedding_dim, counts["agent"], counts["tool"],
-        "current" if data["schema_current"] else "outdated (rebuild)",
+        "current" if data["schema_current"] else "outdated (rebuild)", data["weights"] or "none",
     ]]))
 
 
