@@ -156,12 +156,38 @@ def test_saved_weights_are_versioned_and_pushing_them_makes_every_searcher_use_t
         assert searcher.weights_version == "tuned/v002"
         assert [t.doc_id for t in searcher.search(QUERY, top_k=10).tools] == [t["id"] for t in expected]
         # the plain hybrid pipeline now weighs the first stage's fields by the pushed weights
-        pipeline = client.search_pipeline.get(id=f"{workbench_settings.index}-hybrid-minmax")
-        assert pipeline  # installed; its weights are checked by the pipeline unit tests
+        from toolsift.plugin_scripts.pipelines import layout_weights
+        from toolsift.ranker.artifact import load_artifact
+
+        pid = f"{workbench_settings.index}-hybrid-minmax"
+        stored = client.search_pipeline.get(id=pid)[pid]["phase_results_processors"][0]["normalization-processor"]
+        expected_weights = layout_weights("hybrid-minmax", load_artifact(second["path"]).weights.first_stage_weights())
+        assert stored["combination"]["parameters"]["weights"] == expected_weights
+        # and `toolsift index status` names the pushed version
+        status = _index_status(workbench_settings)
+        assert status["weights"] == "tuned/v002"
     finally:
         cleared = post(workbench_url, "/api/weights/clear", {})
     assert cleared["weights_version"] is None
     assert Searcher(client, workbench_settings, embedder).weights_version is None
+
+
+def _index_status(settings: Any) -> dict[str, Any]:
+    import json
+
+    from click.testing import CliRunner
+
+    from toolsift.cli.main import cli
+    from toolsift.config import get_settings
+
+    env = {"TOOLSIFT_OPENSEARCH_URL": settings.effective_url, "TOOLSIFT_INDEX": settings.index}
+    get_settings.cache_clear()
+    try:
+        result = CliRunner().invoke(cli, ["index", "status", "--json"], env=env)
+    finally:
+        get_settings.cache_clear()
+    assert result.exit_code == 0, result.output
+    return dict(json.loads(result.output))
 
 
 def test_bad_input_gets_a_clear_error_naming_what_is_wrong(workbench_url: str, tmp_path: Path) -> None:
