@@ -116,11 +116,8 @@ def eval_command(
                        f"queries; calibrated on {history['calibration']['held_out_queries']} held-out training "
                        f"queries (TRACC {history['calibration'].get('tracc', '–')}): "
                        + ", ".join(f"{k} {v}" for k, v in history["calibrated"].items()))
-        if json_out:
-            write_json(json_out, sets.to_dict())
-            click.echo(f"wrote {json_out}", err=True)
-        _record(app, settings, evalruns.set_eval_rows(sets, dataset_dirs, duration_s=time.perf_counter() - started),
-                skip=no_record)
+        _finish(app, settings, json_out, sets.to_dict(),
+                evalruns.set_eval_rows(sets, dataset_dirs, duration_s=time.perf_counter() - started), skip=no_record)
         return
     if level == "agent":
         if len(dataset_dirs) != 1:
@@ -131,11 +128,8 @@ def eval_command(
             agents = run_agent_eval(app.client(), settings, dataset_dirs[0], retriever=retriever,  # type: ignore[arg-type]
                                     embedder=embedder, limit=limit, progress=progress)
         click.echo(render_agents(agents.to_dict()))
-        if json_out:
-            write_json(json_out, agents.to_dict())
-            click.echo(f"wrote {json_out}", err=True)
-        _record(app, settings, evalruns.agent_eval_rows(agents, dataset_dirs, duration_s=time.perf_counter() - started),
-                skip=no_record)
+        _finish(app, settings, json_out, agents.to_dict(),
+                evalruns.agent_eval_rows(agents, dataset_dirs, duration_s=time.perf_counter() - started), skip=no_record)
         return
     if method == "mftr":
         from toolsift.evaluation.mftr import run_mftr_eval
@@ -157,11 +151,8 @@ def eval_command(
                 progress=progress,
             )
         click.echo(render_mftr(mftr.to_dict()))
-        if json_out:
-            write_json(json_out, mftr.to_dict())
-            click.echo(f"wrote {json_out}", err=True)
-        _record(app, settings, evalruns.mftr_eval_rows(mftr, dataset_dirs, duration_s=time.perf_counter() - started),
-                skip=no_record)
+        _finish(app, settings, json_out, mftr.to_dict(),
+                evalruns.mftr_eval_rows(mftr, dataset_dirs, duration_s=time.perf_counter() - started), skip=no_record)
         return
     if len(dataset_dirs) != 1:
         raise click.UsageError("several DATASET_DIRS (the mixed benchmark) need --method mftr")
@@ -187,16 +178,17 @@ def eval_command(
         [[result.dataset, result.method, result.retriever, result.n_queries, *metrics.values(),
           result.latency_ms.get("p50", "")]],
     ))
+    _finish(app, settings, json_out, result.to_dict(),
+            evalruns.tool_eval_rows(result, dataset_dirs, duration_s=time.perf_counter() - started), skip=no_record)
+
+
+def _finish(app: AppContext, settings: Settings, json_out: Path | None, data: dict[str, Any],
+            rows: Sequence[EvalRunRow], *, skip: bool) -> None:
+    """Write the run's JSON (``--json``), then record its rows in eval_runs_index unless ``skip``
+    (--no-record) or the eval_runs setting is off. Recording is best effort: a failure is a warning."""
     if json_out:
-        write_json(json_out, result.to_dict())
+        write_json(json_out, data)
         click.echo(f"wrote {json_out}", err=True)
-    _record(app, settings, evalruns.tool_eval_rows(result, dataset_dirs, duration_s=time.perf_counter() - started),
-            skip=no_record)
-
-
-def _record(app: AppContext, settings: Settings, rows: Sequence[EvalRunRow], *, skip: bool) -> None:
-    """Record the run's rows in eval_runs_index unless ``skip`` (--no-record) or the eval_runs setting is
-    off. Best effort: a failure is a warning; the evaluation has already printed and written its JSON."""
     if skip or not settings.eval_runs:
         return
     from toolsift.evalruns import EvalRunLog

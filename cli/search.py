@@ -114,14 +114,9 @@ def search(
     embedder = load_embedder(settings) if needs_model else None
     searcher = Searcher(client, settings, embedder, source="cli")
     if not source:
-        from toolsift.llm import llm_and_cache
-        from toolsift.query.rewrite import QueryRewriter
+        from toolsift.query.rewrite import rewrite_request
 
-        llm, cache = llm_and_cache(settings)
-        rewritten = QueryRewriter(client, settings, llm, cache).rewrite(query or "")
-        source = rewritten.source
-        if source != "fallback":  # the fallback is left to the searcher, which structures it for its ranker
-            request = rewritten.query
+        request, source = rewrite_request(client, settings, query or "")
     if instruction and method == "multi-field":
         structured = request if isinstance(request, StructuredQuery) else searcher.structure(request)
         request = structured.with_instruction(instruction)

@@ -46,6 +46,7 @@ __all__ = [
     "ContextTool",
     "RewriteContext",
     "QueryRewriter",
+    "rewrite_request",
     "parse_rewrite",
 ]
 
@@ -287,3 +288,14 @@ def _example_document(source: Mapping[str, Any]) -> dict[str, object]:
         "response": source.get(F.response, ""),
         "examples": [e for e in examples if e],
     }
+
+
+def rewrite_request(client: OpenSearch, settings: Settings, text: str) -> tuple[str | StructuredQuery, RewriteSource]:
+    """``text`` as a search takes it, and where its form came from: the rewrite's structured query
+    (cache, else the configured LLM), or on ``fallback`` the text itself, which the searcher
+    structures for its own ranker."""
+    from toolsift.llm import llm_and_cache
+
+    llm, cache = llm_and_cache(settings)
+    rewritten = QueryRewriter(client, settings, llm, cache).rewrite(text)
+    return (text if rewritten.source == "fallback" else rewritten.query), rewritten.source

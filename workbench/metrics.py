@@ -1,7 +1,7 @@
 """The metrics page's data: eval runs over time, and search latency from the query log.
 
-Eval runs are the rows ``toolsift eval`` records (:mod:`toolsift.evalruns`), one series per query
-set and row; latency is aggregated in OpenSearch (``date_histogram`` + ``percentiles`` on
+Eval runs are the rows ``toolsift eval`` records (:mod:`toolsift.evalruns`, read with
+``EvalRunLog.history``), one series per query set and row; latency is aggregated in OpenSearch (``date_histogram`` + ``percentiles`` on
 ``latency_ms``) over the query log, so the figures are those of every logged search, whoever made it.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import re
+from collections.abc import Mapping, Sequence
 
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import NotFoundError
@@ -22,29 +23,21 @@ __all__ = ["eval_run_series", "latency_series", "EVAL_MEASURES"]
 EVAL_MEASURES = ("ndcg_10", "recall_10", "tracc")
 
 
-def eval_run_series(client: OpenSearch, index: str, *, query_set: str | None = None,
-                    size: int = 2000) -> dict[str, Any]:
-    """Rows of recorded eval runs, oldest first, grouped as ``{query_set: {row: [points]}}``.
+def eval_run_series(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Eval-run rows (oldest first, :meth:`toolsift.evalruns.EvalRunLog.history`) grouped as
+    ``{query_set: {row: [points]}}``.
 
     A point is ``{recorded_at, run_id, ndcg_10, recall_10, tracc, source, ...}``; the main row of each
-    run is flagged. Missing index: no runs yet.
+    run is flagged.
     """
-    body: dict[str, Any] = {"size": size, "sort": [{"recorded_at": "asc"}]}
-    if query_set:
-        body["query"] = {"term": {"query_set": query_set}}
-    try:
-        hits = client.search(index=index, body=body)["hits"]["hits"]
-    except NotFoundError:
-        return {"index": index, "runs": 0, "series": {}}
     series: dict[str, dict[str, list[dict[str, Any]]]] = {}
     runs = set()
-    for hit in hits:
-        doc = hit["_source"]
+    for doc in rows:
         runs.add(doc.get("run_id"))
         point = {k: doc.get(k) for k in ("recorded_at", "run_id", "method", "retriever", "kind", "main", "source",
                                          "queries", "weights_version", *EVAL_MEASURES)}
         series.setdefault(str(doc.get("query_set")), {}).setdefault(str(doc.get("row")), []).append(point)
-    return {"index": index, "runs": len(runs), "series": series}
+    return {"runs": len(runs), "series": series}
 
 
 def latency_series(client: OpenSearch, index: str, *, interval: str = "1h", since: str = "now-7d",

@@ -20,6 +20,7 @@ from opensearchpy import OpenSearch, helpers
 
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
+from toolsift.evalruns import EvalRunLog
 from toolsift.errors import BadQueryError
 from toolsift.mappings import F
 from toolsift.query.builder import FieldSignals
@@ -48,6 +49,8 @@ __all__ = ["Workbench", "KEEP_SEARCHES"]
 
 #: How many recent searches keep their candidates for re-ranking.
 KEEP_SEARCHES = 64
+#: How many of the latest eval-run rows the metrics page plots.
+EVAL_RUN_ROWS = 2000
 
 
 @dataclass(frozen=True)
@@ -195,13 +198,9 @@ class Workbench:
     def _structured(self, text: str) -> tuple[str | StructuredQuery, str]:
         if not self.rewrite:
             return text, "off"
-        from toolsift.llm import llm_and_cache
-        from toolsift.query.rewrite import QueryRewriter
+        from toolsift.query.rewrite import rewrite_request
 
-        llm, cache = llm_and_cache(self.settings)
-        rewritten = QueryRewriter(self.client, self.settings, llm, cache).rewrite(text)
-        # the fallback is left to the searcher, which structures a plain request for its ranker
-        return (text if rewritten.source == "fallback" else rewritten.query), rewritten.source
+        return rewrite_request(self.client, self.settings, text)
 
     def _kept(self, search_id: str) -> _Kept:
         kept = self._searches.get(search_id)
@@ -302,7 +301,8 @@ class Workbench:
 
     # --- metrics ----------------------------------------------------------------------------------
     def eval_runs(self, query_set: str | None = None) -> dict[str, Any]:
-        return eval_run_series(self.client, self.settings.eval_runs_index, query_set=query_set)
+        log = EvalRunLog(self.client, self.settings.eval_runs_index)
+        return {"index": log.index, **eval_run_series(log.history(query_set, size=EVAL_RUN_ROWS))}
 
     def latency(self, interval: str = "1h", since: str = "now-7d", source: str | None = None) -> dict[str, Any]:
         return {**latency_series(self.client, self.settings.query_log_index, interval=interval, since=since,

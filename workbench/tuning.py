@@ -138,9 +138,6 @@ def rank_with(
     """
     if not candidates:
         return []
-    missing = [k for k in proposal.weights.kinds if not any(k in c.fields for c in candidates)]
-    if missing:
-        raise BadQueryError(f"the candidates carry no {missing} scores for these weights")
     base = ranker or MFTRRanker(proposal.weights)
     if reranking is None or reranking.reranker is None:
         return base.rank(candidates, top_k, batch)
