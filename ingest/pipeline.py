@@ -30,10 +30,18 @@ from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.normalise import normalise_agent, normalise_tool
 from toolsift.ingest.records import LoadedRecord, RawAgent, RawTool, RejectedRecord
 from toolsift.ingest.standardise import standardised_records
+from toolsift.ingest.version import document_builder_version
 from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
 from toolsift.mappings.index import IndexManager
 
-__all__ = ["IngestReport", "ingest_catalog", "catalog_fingerprint", "normalised_records", "ProgressCallback"]
+__all__ = [
+    "IngestReport",
+    "ingest_catalog",
+    "catalog_fingerprint",
+    "catalog_current",
+    "normalised_records",
+    "ProgressCallback",
+]
 
 #: ``(stage, done, total)``; stages are "validate" and "index".
 ProgressCallback = Callable[[str, int, int], None]
@@ -98,6 +106,11 @@ def catalog_fingerprint(path: Path) -> str:
             for chunk in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(chunk)
     return digest.hexdigest()
+
+
+def catalog_current(recorded: Mapping[str, Any]) -> bool:
+    """True when an index's record of a catalog was written by this document-building code."""
+    return recorded.get("document_builder") == document_builder_version()
 
 
 Doc = ToolDoc | AgentDoc
@@ -228,7 +241,8 @@ def ingest_catalog(
         strict: write nothing when any record is bad (raises :class:`CatalogRejectedError`).
         prune: delete documents of this catalog's source(s) that the catalog no longer has.
         rebuild: build a new index version beside the current one and swap the alias to it.
-        skip_if_unchanged: return at once when the index recorded this exact catalog file already.
+        skip_if_unchanged: return at once when the index recorded this exact catalog file already,
+            built by this version of the document-building code (:func:`document_builder_version`).
         progress: called as records are validated and indexed.
         standardiser: sets each tool's standardised document before normalisation (e.g.
             :meth:`LLMStandardiser.require <toolsift.ingest.standardise.LLMStandardiser.require>`);
@@ -256,7 +270,7 @@ def ingest_catalog(
         info = manager.current()
         if info is not None:
             recorded = info.catalogs.get(fingerprint)
-            if recorded and manager.is_current_schema(info):
+            if recorded and catalog_current(recorded) and manager.is_current_schema(info):
                 manager.check_model(info, embedder.name, embedder.dimension)
                 report.index = info.index
                 report.catalog_unchanged = True
@@ -321,6 +335,7 @@ def ingest_catalog(
         catalogs[fingerprint] = {
             "path": str(path),
             "format": fmt,
+            "document_builder": document_builder_version(),
             "agents": report.agents,
             "tools": report.tools,
             "ingested_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

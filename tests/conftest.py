@@ -2,8 +2,15 @@
 
 Integration tests need a real node with the k-NN and neural-search plugins. In order of preference:
 ``TOOLSIFT_OPENSEARCH_URL``; the official image through pytest-docker when a Docker engine answers;
-else the managed local node (`toolsift node start`), started here when it is not running. When no node
-can be had the integration tests are skipped locally and fail under ``CI=true``.
+else the managed local node (`toolsift node start`), started here when it is not running.
+
+Prerequisites: a test whose prerequisite is missing (no node, no benchmark data in
+``../shared/datasets``, no SmolLM2 package, no Chromium, a busy port, …) calls ``pytest.skip`` with a
+reason that names it. Locally that is a skip; under ``CI=true`` every such skip is turned into a
+failure whose message starts with ``missing prerequisite under CI=true:`` (the hooks below), so a CI
+run can never go green by testing less. A skip that is not about a missing prerequisite — the test
+does not apply to this machine, e.g. a CPU-only check on a machine with a GPU — says so with
+:func:`not_applicable`, and only those stay skips under CI.
 """
 
 from __future__ import annotations
@@ -35,10 +42,52 @@ def _docker_engine_available() -> bool:
         return False
 
 
+#: How a skip that is not about a missing prerequisite starts its reason.
+NOT_APPLICABLE = "not applicable here: "
+#: How a missing prerequisite reads when CI turns its skip into a failure.
+MISSING_UNDER_CI = "missing prerequisite under CI=true: "
+
+
+def under_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def not_applicable(reason: str) -> None:
+    """Skip a test that does not apply to this machine (stays a skip under CI)."""
+    pytest.skip(f"{NOT_APPLICABLE}{reason}")
+
+
+def _skip_reason(report: pytest.CollectReport | pytest.TestReport) -> str | None:
+    """The reason of a skip report (``(path, line, "Skipped: …")``), None when it is not a skip."""
+    if not report.skipped or hasattr(report, "wasxfail"):
+        return None
+    longrepr = report.longrepr
+    text = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return text.removeprefix("Skipped: ")
+
+
+def _fail_missing_prerequisite(report: pytest.CollectReport | pytest.TestReport) -> None:
+    reason = _skip_reason(report)
+    if reason is None or reason.startswith(NOT_APPLICABLE) or not under_ci():
+        return
+    report.outcome = "failed"
+    report.longrepr = f"{MISSING_UNDER_CI}{reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    _fail_missing_prerequisite(outcome.get_result())  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    outcome = yield
+    _fail_missing_prerequisite(outcome.get_result())  # type: ignore[attr-defined]
+
+
 def _unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"integration tests need an OpenSearch node under CI: {reason}")
-    pytest.skip(reason)
+    pytest.skip(f"no OpenSearch node for the integration tests: {reason}")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -56,8 +105,8 @@ def _eval_runs_into_a_test_index() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def datasets() -> Path:
     """``../shared/datasets`` beside the repository (read-only benchmark data)."""
-    if not DATASETS.exists():
-        pytest.skip(f"benchmark data not found at {DATASETS}")
+    if not DATASETS.is_dir():
+        pytest.skip(f"benchmark data not found at {DATASETS} (shared/datasets beside the repository)")
     return DATASETS
 
 

@@ -257,6 +257,40 @@ def test_an_unchanged_catalog_file_is_skipped_at_once_when_asked(
     assert write_state(client, settings.index) == before
 
 
+def test_a_change_to_the_document_building_code_reingests_an_unchanged_catalog_file(
+    client: Any, settings: Any, model: Any, apibank_catalog: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest_catalog(client, settings, model, apibank_catalog)
+    import toolsift.ingest.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "document_builder_version", lambda: "a-newer-builder")
+
+    again = ingest_catalog(client, settings, model, apibank_catalog, skip_if_unchanged=True)
+
+    assert not again.catalog_unchanged
+    assert again.unchanged == APIBANK_SLICE  # same documents: the content hashes still match
+    recorded = IndexManager(client, settings.index).require().catalogs
+    assert [entry["document_builder"] for entry in recorded.values()] == ["a-newer-builder"]
+
+
+def test_an_evaluation_index_built_by_other_document_code_is_rebuilt(
+    client: Any, settings: Any, model: Any, apibank_catalog: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolsift.evaluation.runner import ensure_eval_index
+
+    first = ensure_eval_index(client, settings, model, settings.index, apibank_catalog, "toolret")
+    reused = ensure_eval_index(client, settings, model, settings.index, apibank_catalog, "toolret")
+    import toolsift.ingest.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "document_builder_version", lambda: "a-newer-builder")
+    rebuilt = ensure_eval_index(client, settings, model, settings.index, apibank_catalog, "toolret")
+
+    assert reused.catalog_unchanged and reused.index == first.index
+    assert not rebuilt.catalog_unchanged and rebuilt.index != first.index
+    assert rebuilt.created == APIBANK_SLICE
+    assert IndexManager(client, settings.index).versions() == [rebuilt.index]
+
+
 def test_a_changed_tool_is_updated_and_only_it(
     client: Any,
     settings: Any,

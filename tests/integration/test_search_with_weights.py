@@ -61,6 +61,40 @@ def test_search_with_learned_weights_ranks_by_the_mftr_score(
     assert searcher.first_stage_weights == artifact.weights.first_stage_weights()
 
 
+@pytest.mark.parametrize("qid", ["apibank_query_44", "apibank_query_3", "apibank_query_10"])
+def test_search_with_learned_weights_puts_the_labelled_tool_first(
+    client: Any, base_settings: Any, embedder: Any, datasets: Path, artifact: Any, qid: str
+) -> None:
+    queries = {q["id"]: q for q in json.loads((datasets / "toolret" / "apibank" / "queries.json").read_text())}
+    settings = base_settings.with_overrides(index=artifact.config["index"], weights=artifact.path.parent.parent)
+
+    result = Searcher(client, settings, embedder).search(_rewrite(datasets, qid), top_k=10, retriever="bm25")
+
+    assert result.tools[0].doc_id in {label["id"] for label in queries[qid]["labels"]}
+
+
+def test_learned_weights_rank_apibank_better_than_the_fixed_field_weights(
+    client: Any, base_settings: Any, embedder: Any, datasets: Path, artifact: Any
+) -> None:
+    from toolsift.evaluation.datasets import load_benchmark
+    from toolsift.evaluation.metrics import evaluate
+
+    benchmark = load_benchmark(datasets / "toolret" / "apibank")
+    rewrites = json.loads((datasets / "mftr" / "apibank" / "rewritten_queries.gpt-4o-mini.json").read_text())
+    plain = base_settings.with_overrides(index=artifact.config["index"])
+    ndcg = {}
+    for name, settings in (("fixed", plain), ("learned", plain.with_overrides(weights=artifact.path.parent.parent))):
+        searcher = Searcher(client, settings, embedder)
+        run = {q: {t.doc_id: 10.0 - i for i, t in enumerate(searcher.search(
+            StructuredQuery.from_dict(rewrites[q]), top_k=10, retriever="bm25").tools)} for q in benchmark.qrels}
+        ndcg[name] = evaluate(benchmark.qrels, run, ["ndcg@10"])["ndcg@10"]
+
+    # trained on every APIBank query (training-set quality, not a published figure): measured 0.6730 vs 0.6585
+    assert ndcg["learned"] == pytest.approx(0.6730, abs=0.005)
+    assert ndcg["fixed"] == pytest.approx(0.6585, abs=0.005)
+    assert ndcg["learned"] > ndcg["fixed"]
+
+
 def test_weights_refuse_a_retriever_they_were_not_trained_for(
     client: Any, base_settings: Any, embedder: Any, datasets: Path, artifact: Any
 ) -> None:

@@ -134,6 +134,44 @@ def test_query_sets_from_a_benchmark_and_from_judgments_measure_a_weight_change(
     assert post(workbench_url, "/api/compare", {"query_set": "judged"})["current"]["ndcg@10"] > 0
 
 
+def test_the_ndcg_delta_equals_the_one_ir_measures_gives_for_the_same_rankings(
+    workbench_url: str, client: Any, workbench_settings: Any, datasets: Path, tmp_path: Path
+) -> None:
+    import json
+
+    import ir_measures
+    from ir_measures import Qrel, ScoredDoc, nDCG
+
+    # LiveMCPBench's tasks whose question /api/search accepts (one is an 18 k-character base64 image)
+    folder = tmp_path / "livemcpbench"
+    folder.mkdir()
+    (folder / "tools.json").write_bytes((datasets / "livemcpbench" / "tools.json").read_bytes())
+    tasks = json.loads((datasets / "livemcpbench" / "all_annotations.json").read_text(encoding="utf-8"))
+    (folder / "all_annotations.json").write_text(json.dumps([t for t in tasks if len(t["Question"]) <= 4000]),
+                                                 encoding="utf-8")
+    post(workbench_url, "/api/querysets/import", {"path": str(folder), "name": "lmb-delta"})
+    proposal = dense_only(get(workbench_url, "/api/config"), "response")
+    compared = post(workbench_url, "/api/compare", {"query_set": "lmb-delta", "proposal": proposal})
+    # independently: the stored query set, each query's two rankings as /api/search shows them, ir-measures
+    client.indices.refresh(index=workbench_settings.query_sets_index)
+    stored = client.search(index=workbench_settings.query_sets_index,
+                           body={"query": {"term": {"name": "lmb-delta"}}})["hits"]["hits"][0]["_source"]
+    cases = [c for c in stored["queries"]["cases"] if c["relevant"]]
+    qrels = [Qrel(c["id"], tool, int(grade)) for c in cases for tool, grade in c["relevant"].items()]
+    runs: dict[str, list[ScoredDoc]] = {"current": [], "proposed": []}
+    for case in cases:
+        answer = post(workbench_url, "/api/search", {"query": case["text"], "top_k": 10, "proposal": proposal})
+        for side, run in runs.items():
+            run += [ScoredDoc(case["id"], tool["id"], float(10 - rank)) for rank, tool in enumerate(answer[side])]
+    ndcg = {side: ir_measures.calc_aggregate([nDCG @ 10], qrels, run)[nDCG @ 10] for side, run in runs.items()}
+
+    assert compared["queries"] == len(cases) > 50
+    assert compared["current"]["ndcg@10"] == pytest.approx(ndcg["current"], abs=1e-4)
+    assert compared["proposed"]["ndcg@10"] == pytest.approx(ndcg["proposed"], abs=1e-4)
+    assert compared["delta"]["ndcg@10"] == pytest.approx(ndcg["proposed"] - ndcg["current"], abs=2e-4)
+    assert abs(compared["delta"]["ndcg@10"]) > 0.01  # the proposal really moves the set
+
+
 def test_saved_weights_are_versioned_and_pushing_them_makes_every_searcher_use_them(
     workbench_url: str, client: Any, workbench_settings: Any, embedder: Any
 ) -> None:

@@ -1,7 +1,8 @@
 """``toolsift eval``: ingest a benchmark into its own index, run every query, score the run.
 
 The index for a benchmark is ``toolsift-eval-<name>``; it is reused as is when the catalog file,
-the document schema and the embedding model are unchanged (the index records the catalog's hash).
+the document schema, the embedding model and the document-building code are unchanged (the index
+records the catalog's hash and the code's version); otherwise it is rebuilt.
 The run keeps toolsift's own order: each returned tool is scored ``depth - rank`` so metric
 libraries cannot re-order ties differently from what the user would see.
 """
@@ -21,7 +22,7 @@ from toolsift.embedding import Embedder
 from toolsift.evaluation.datasets import Benchmark, benchmark_slug, load_benchmark
 from toolsift.evaluation.metrics import DEFAULT_MEASURES, evaluate
 from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
-from toolsift.ingest.pipeline import IngestReport, ingest_catalog
+from toolsift.ingest.pipeline import IngestReport, catalog_current, ingest_catalog
 from toolsift.mappings.index import IndexManager
 from toolsift.search import Method, Searcher
 
@@ -42,11 +43,18 @@ def ensure_eval_index(
     *,
     prune: bool = False,
 ) -> IngestReport:
-    """Ingest a benchmark catalog into its own ``alias``, reused while catalog, schema and model match.
+    """Ingest a benchmark catalog into its own ``alias``, reused while it is what this code would build.
 
-    An index of an older schema or another model is rebuilt beside the old one, then swapped in.
+    The index is reused while the catalog file, the document schema, the embedding model and the
+    document-building code (:func:`~toolsift.ingest.version.document_builder_version`) match. An index
+    of an older schema or another model, or one holding a catalog built by other document-building
+    code, is rebuilt beside the old one, then swapped in: a benchmark is never scored on old documents.
     """
-    stale = IndexManager(client, alias).is_stale(embedder.name, embedder.dimension)
+    manager = IndexManager(client, alias)
+    info = manager.current()
+    stale = manager.is_stale(embedder.name, embedder.dimension) or (
+        info is not None and not all(catalog_current(record) for record in info.catalogs.values())
+    )
     return ingest_catalog(
         client,
         settings.with_overrides(index=alias),

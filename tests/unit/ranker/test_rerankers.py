@@ -123,6 +123,6 @@ def test_a_bad_reranker_setting_names_the_problem(spec: str, message: str) -> No
 
 def test_cuda_is_refused_without_a_gpu(seeded_cross_encoder: Path) -> None:
     if torch.cuda.is_available():
-        pytest.skip("a GPU is present")
+        pytest.skip("not applicable here: a GPU is present")  # not a missing prerequisite
     with pytest.raises(ConfigError, match="reranker_device"):
         CrossEncoderReranker(seeded_cross_encoder, device="cuda")

@@ -1,0 +1,56 @@
+"""The version of the code that turns a catalog into index documents.
+
+An index records, per ingested catalog, the file's hash *and* this version. A catalog is "unchanged"
+only when both match, so a change to a loader, the normaliser, the rule-based standardiser, the
+document records or the text that gets embedded re-ingests the catalog (evaluation indices are
+rebuilt) even where the mapping, the catalog file and the embedding model stayed the same.
+
+The version is a hash of those modules' source: it changes by itself with the code, so nobody has
+to remember to bump it. A comment-only edit rebuilds too — a cheap false positive, never a stale
+score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = ["DOCUMENT_BUILDER_MODULES", "document_builder_version"]
+
+_HERE = Path(__file__).resolve().parent
+
+#: Source files (relative to the ingest package) whose code decides a document's content.
+DOCUMENT_BUILDER_MODULES: tuple[str, ...] = (
+    "records.py",
+    "normalise.py",
+    "standardise.py",
+    "embed.py",
+    "loaders/__init__.py",
+    "loaders/_common.py",
+    "loaders/beir.py",
+    "loaders/mcp.py",
+    "loaders/mftr.py",
+    "loaders/openai_functions.py",
+    "loaders/openapi.py",
+    "loaders/toolret.py",
+)
+
+
+def _builder_files() -> list[Path]:
+    files = [_HERE / name for name in DOCUMENT_BUILDER_MODULES]
+    # The document records themselves (field list, content hash) live with the mapping.
+    from toolsift.mappings import model
+
+    files.append(Path(model.__file__).resolve())
+    return files
+
+
+@lru_cache(maxsize=1)
+def document_builder_version() -> str:
+    """16 hex digits: SHA-256 over the document-building modules' names and source bytes."""
+    digest = hashlib.sha256()
+    for file in _builder_files():
+        digest.update(file.name.encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
