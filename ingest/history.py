@@ -28,6 +28,7 @@ from toolsift.errors import CatalogError, IndexingError
 from toolsift.evaluation.datasets import load_benchmark
 from toolsift.mappings.history import history_alias, history_index_body
 from toolsift.mappings.index import IndexManager
+from toolsift.opensearch import bulk_loading
 from toolsift.ranker.history import Bundle, History, PastQuery
 
 __all__ = ["load_history", "index_history"]
@@ -143,14 +144,15 @@ def index_history(
 
     try:
         done = 0
-        for ok, item in streaming_bulk(client, _actions(history, index, vectors, tool_names or {}, 256),
-                                       chunk_size=500, max_retries=5, raise_on_error=False):
-            done += 1
-            if not ok:
-                failed.append(item)
-            if progress and done % 500 == 0:
-                progress(done, expected)
-        client.indices.refresh(index=index)
+        with bulk_loading(client, index):
+            for ok, item in streaming_bulk(client, _actions(history, index, vectors, tool_names or {}, 256),
+                                           chunk_size=500, max_retries=5, raise_on_error=False):
+                done += 1
+                if not ok:
+                    failed.append(item)
+                if progress and done % 500 == 0:
+                    progress(done, expected)
+            client.indices.refresh(index=index)
         count = int(client.count(index=index)["count"])
         if failed or count != expected:
             raise IndexingError(f"history index {index!r}: {len(failed)} document(s) failed, {count} of {expected} "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from contextlib import nullcontext
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from toolsift.ingest.standardise import standardised_records
 from toolsift.ingest.version import document_builder_version
 from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
 from toolsift.mappings.index import IndexManager
+from toolsift.opensearch import bulk_loading
 
 __all__ = [
     "IngestReport",
@@ -292,29 +294,13 @@ def ingest_catalog(
         target = manager.ensure(embedder.name, embedder.dimension).index
     report.index = target
 
+    # A new version, or an index still empty, is bulk loaded (no refresh until the end): one segment,
+    # so a rebuilt index answers k-NN queries exactly as the one it replaces.
+    bulk_load = rebuild or int(client.count(index=target)["count"]) == 0
     try:
-        existing = _existing_hashes(client, target, list(validation.hashes))
-        actions = _actions(
-            path, fmt, settings, embedder, validation, existing, target, report, progress, standardiser
-        )
-        for ok, item in streaming_bulk(
-            client,
-            actions,
-            chunk_size=200,
-            max_retries=5,
-            initial_backoff=1,
-            max_backoff=30,
-            raise_on_error=False,
-            raise_on_exception=True,
-        ):
-            if not ok:
-                op, detail = next(iter(item.items()))
-                report.failed.append(
-                    {"id": detail.get("_id"), "op": op, "status": detail.get("status"), "error": detail.get("error")}
-                )
-        if prune:
-            report.deleted = _prune(client, target, validation)
-        client.indices.refresh(index=target)
+        with bulk_loading(client, target) if bulk_load else nullcontext():
+            existing = _write(client, path, fmt, settings, embedder, validation, target, report, progress,
+                              standardiser, prune)
     except Exception:
         if rebuild:  # a half-filled new version is never swapped in
             client.indices.delete(index=target, ignore_unavailable=True)
@@ -345,6 +331,43 @@ def ingest_catalog(
         manager.swap(target, delete_old=True)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _write(
+    client: OpenSearch,
+    path: Path,
+    fmt: str,
+    settings: Settings,
+    embedder: Embedder,
+    validation: _Validation,
+    target: str,
+    report: IngestReport,
+    progress: ProgressCallback | None,
+    standardiser: Standardiser | None,
+    prune: bool,
+) -> dict[str, str]:
+    """The write pass: bulk index what changed, prune, refresh; returns the hashes the index held."""
+    existing = _existing_hashes(client, target, list(validation.hashes))
+    actions = _actions(path, fmt, settings, embedder, validation, existing, target, report, progress, standardiser)
+    for ok, item in streaming_bulk(
+        client,
+        actions,
+        chunk_size=200,
+        max_retries=5,
+        initial_backoff=1,
+        max_backoff=30,
+        raise_on_error=False,
+        raise_on_exception=True,
+    ):
+        if not ok:
+            op, detail = next(iter(item.items()))
+            report.failed.append(
+                {"id": detail.get("_id"), "op": op, "status": detail.get("status"), "error": detail.get("error")}
+            )
+    if prune:
+        report.deleted = _prune(client, target, validation)
+    client.indices.refresh(index=target)
+    return existing
 
 
 def _actions(

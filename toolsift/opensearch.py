@@ -7,6 +7,8 @@ installed, saying plainly which is missing.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +19,8 @@ from opensearchpy.exceptions import TransportError
 from toolsift.config import Settings
 from toolsift.errors import ClusterError
 
-__all__ = ["connect", "make_client", "check_plugins", "ensure_index", "REQUIRED_PLUGINS", "PluginReport"]
+__all__ = ["connect", "make_client", "check_plugins", "ensure_index", "bulk_loading", "REQUIRED_PLUGINS",
+           "PluginReport"]
 
 #: Plugin → the names it is listed under by ``_cat/plugins``: the official distribution lists the
 #: plugin's name, the embedded runner (plugins loaded from the classpath) its class name.
@@ -107,3 +110,28 @@ def ensure_index(client: OpenSearch, index: str, body: dict[str, Any]) -> None:
     """Create ``index`` with ``body`` unless it exists (a concurrent creation is no error)."""
     if not client.indices.exists(index=index):
         client.indices.create(index=index, body=body, ignore=400)
+
+
+#: A force merge rebuilds the HNSW graph of the whole index: minutes on a large catalog.
+FORCE_MERGE_TIMEOUT_S = 900
+
+
+@contextmanager
+def bulk_loading(client: OpenSearch, index: str) -> Iterator[None]:
+    """Fill a new, not yet searched index with refreshes off; its settings are restored afterwards.
+
+    OpenSearch's advice for bulk loads, and what makes a rebuilt index the same index: with periodic
+    refreshes, where the segments break (and so the HNSW graph each one builds) depends on timing, and
+    approximate k-NN over a rebuilt index could answer differently. With refreshes off, the documents
+    arrive in order in one in-memory segment and the caller's final refresh writes it whole. Where the
+    indexing buffer still flushed part-way (a catalog larger than it), the index is force-merged to one
+    segment, as OpenSearch advises for an index that is now read, not written.
+    """
+    client.indices.put_settings(index=index, body={"index": {"refresh_interval": "-1"}})
+    try:
+        yield
+        client.indices.refresh(index=index)
+        if len(client.cat.segments(index=index, format="json")) > 1:
+            client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=FORCE_MERGE_TIMEOUT_S)
+    finally:
+        client.indices.put_settings(index=index, body={"index": {"refresh_interval": None}})

@@ -109,7 +109,7 @@ class _Row:
     name: str
     docs: str  # "raw" (rule-based fields) | "std" (standardised fields) | "flat-raw" | "flat-std"
     query: str  # "raw" | "rewrite", optionally "+instruction"
-    scoring: str  # "flat" | "learned" | "no-penalty" | "mean"
+    scoring: str  # "flat" | "learned" | "no-penalty" | "mean" | "fixed" (the field_weights setting, untrained)
     features: tuple[str, ...] = FIELDS
 
 
@@ -126,10 +126,13 @@ ABLATIONS: tuple[_Row, ...] = (
     _Row("MFTR", "std", "rewrite", "learned"),
 )
 
-#: Beyond the paper (``--extensions``): the first stage's rank as a learned feature (a learned
-#: fusion of the first stage with the field scores), and the task instruction ToolRet ships with
-#: each query as one more tool need (its text matched against description and examples).
+#: Beyond the paper (``--extensions``): what toolsift's default ranking (the fixed ``field_weights``,
+#: nothing trained) gives on the same documents and rewrites; the first stage's rank as a learned
+#: feature (a learned fusion of the first stage with the field scores); and the task instruction
+#: ToolRet ships with each query as one more tool need (its text matched against description and
+#: examples).
 EXTENSIONS: tuple[_Row, ...] = (
+    _Row("Fixed field weights (no training)", "std", "rewrite", "fixed"),
     _Row("MFTR + first-stage rank", "std", "rewrite", "learned", FIELDS_AND_RANK),
     _Row("MFTR + instruction", "std", "rewrite+instruction", "learned"),
     _Row("MFTR + instruction + rank", "std", "rewrite+instruction", "learned", FIELDS_AND_RANK),
@@ -205,7 +208,8 @@ class MFTRInputs:
         rewrites: rewrite files (query id → structured query); without them the rewrite rows are skipped.
         standardized: standardised-document files (tool id → ``augmented``); without them the
             rule-based standardisation stands in and the "Stand." rows are skipped.
-        folds: the folds file; default: a seeded 5-fold split.
+        folds: the folds file; default: a seeded 5-fold split. Only the queries it names are used, so
+            a file with one fold over part of the queries is a quick slice of the benchmark.
         hard_negatives: hard-negative files; default: mined from the index (BM25 over the raw document).
     """
 
@@ -473,8 +477,13 @@ def _prepare(
     embedder: Embedder,
     inputs: MFTRInputs,
     n_negatives: int,
+    flat_standardised: bool = False,
 ) -> _Prepared:
-    """Read the benchmark(s) and inputs, build the document-variant indices, folds and negatives."""
+    """Read the benchmark(s) and inputs, build the document-variant indices, folds and negatives.
+
+    The Full-Doc index over the standardised documents (``flat-std``) is built only when a row reads
+    it (``flat_standardised``: the "Stand." ablations); without it that variant is the raw index.
+    """
     benchmarks = [load_benchmark(Path(d)) for d in dataset_dirs]
     name = "-".join(re.sub(r"[^a-z0-9]+", "-", b.name.lower()) for b in benchmarks)
     if len(benchmarks) > 1:
@@ -492,7 +501,7 @@ def _prepare(
     standardized = load_standardized(inputs.standardized)
     rewrites = load_rewrites(inputs.rewrites, queries_text)
     has_std = bool(standardized)
-    variants = ["raw", *(["std", "flat-std"] if has_std else [])]
+    variants = ["raw", *(["std"] if has_std else []), *(["flat-std"] if has_std and flat_standardised else [])]
     indices = {v: _ensure_variant_index(client, settings, embedder, name, v, _variant_catalog(tools, standardized, v))
                for v in variants}
     indices["flat-raw"] = indices["raw"]  # the Full-Doc field of the raw index is the raw document
@@ -500,6 +509,9 @@ def _prepare(
     base = settings.model_copy(update={"weights": None})  # the harness trains its own weights
     searchers = {v: Searcher(client, base.with_overrides(index=a), embedder) for v, a in indices.items()}
     folds = load_folds(inputs.folds) if inputs.folds else make_folds(qids)
+    if inputs.folds:  # a split over part of the queries (a quick slice) evaluates and trains on that part only
+        in_folds = {q for fold in folds.values() for part in ("train", "test") for q in fold[part]}
+        qids = [q for q in qids if q in in_folds]
     if inputs.hard_negatives:
         negatives = load_hard_negatives(inputs.hard_negatives)
         source: Any = [str(p) for p in inputs.hard_negatives]
@@ -651,7 +663,9 @@ def run_mftr_eval(
             local model it starts from (``reranker_gguf``: a GGUF file name inside it).
     """
     started = time.perf_counter()
-    prep = _prepare(client, settings, dataset_dirs, embedder=embedder, inputs=inputs, n_negatives=n_negatives)
+    planned = [r for r in ABLATIONS if ablations or r.name in CORE_ROWS] + (list(EXTENSIONS) if extensions else [])
+    prep = _prepare(client, settings, dataset_dirs, embedder=embedder, inputs=inputs, n_negatives=n_negatives,
+                    flat_standardised=any(r.docs == "flat-std" for r in planned))
     name, qids, qrels, queries_text = prep.name, prep.qids, prep.qrels, prep.queries_text
     rewrites, indices, searchers, negatives = prep.rewrites, prep.indices, prep.searchers, prep.negatives
     has_std, has_rw, base = prep.has_std, prep.has_rw, prep.base
@@ -713,6 +727,8 @@ def run_mftr_eval(
                 test = [q for q in fold["test"] if q in signals]
                 if row.scoring == "mean":
                     weights = MFTRWeights.mean_of_fields(kinds)
+                elif row.scoring == "fixed":  # exactly the fixed field-weight ranker a search uses untrained
+                    weights = MFTRWeights.from_field_weights(settings.field_weights, kinds)
                 else:
                     train = _training_queries(signals, fold["train"], qrels, negatives, n_negatives)
                     recipe = {**training.__dict__, "penalty": row.scoring == "learned"}

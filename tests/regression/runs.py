@@ -1,0 +1,268 @@
+"""The runs behind docs/evaluation.md: each is one `toolsift eval` (or `train reranker`) command.
+
+A run is executed once per test session through the same library call its CLI command makes and
+gives its ``--json`` dict; :func:`rows_of` turns that dict into ``row label → metric → value``, the
+shape ``published.py`` records. Slices (``…/slice``) are the CI stand-ins of runs too slow for every
+CI run: the same code on fewer folds or queries, with values of their own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Context", "Run", "RUNS", "rows_of"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a run needs: the node, settings, the model, the data, a scratch folder."""
+
+    client: Any
+    settings: Any
+    embedder: Any
+    datasets: Path
+    scratch: Path
+
+
+@dataclass(frozen=True)
+class Run:
+    """One command behind published rows.
+
+    Args:
+        command: the command as the docs print it (for failure messages and the note).
+        execute: runs it in-process and returns its ``--json`` dict.
+        slow: too slow for every CI run (``make test-slow`` runs it; its slice runs in CI).
+    """
+
+    command: str
+    execute: Callable[[Context], dict[str, Any]]
+    slow: bool = False
+
+
+# --- the library calls ------------------------------------------------------------------------------
+
+
+def _tool_level(name: str, method: str, retriever: str) -> Run:
+    def execute(ctx: Context) -> dict[str, Any]:
+        from toolsift.evaluation.runner import run_eval
+
+        folder = ctx.datasets / "toolret" / name
+        return run_eval(ctx.client, ctx.settings, folder, method=method,  # type: ignore[arg-type]
+                        retriever=retriever, embedder=ctx.embedder).to_dict()  # type: ignore[arg-type]
+
+    return Run(f"toolsift eval $D/toolret/{name} --method {method} --retriever {retriever}", execute)
+
+
+def _agent_level(retriever: str) -> Run:
+    def execute(ctx: Context) -> dict[str, Any]:
+        from toolsift.evaluation.agents import run_agent_eval
+
+        return run_agent_eval(ctx.client, ctx.settings, ctx.datasets / "livemcpbench", retriever=retriever,  # type: ignore[arg-type]
+                              embedder=ctx.embedder).to_dict()
+
+    return Run(f"toolsift eval $D/livemcpbench --level agent --retriever {retriever}", execute)
+
+
+#: The history slice: the first test queries scored, the first past queries (scene lines) as history.
+HISTORY_SLICE = (400, 3000)
+
+
+def _sliced_toollens(ctx: Context) -> Path:
+    """A ToolLens folder with fold-free slices of its splits (same catalog, so the same eval index)."""
+    source, folder = ctx.datasets / "toollens", ctx.scratch / "toollens-slice" / "toollens"
+    if folder.is_dir():
+        return folder
+    (folder / "qrels").mkdir(parents=True)
+    for name in ("corpus.jsonl", "queries.jsonl", "scene_tool.txt"):
+        (folder / name).symlink_to(source / name)
+    tests, pasts = HISTORY_SLICE
+    scenes = (source / "query_scene_train.txt").read_text(encoding="utf-8").splitlines()[:pasts]
+    (folder / "query_scene_train.txt").write_text("\n".join(scenes) + "\n", encoding="utf-8")
+    keep = {"train": {line.split("\t")[0] for line in scenes}, "test": set()}
+    for split in ("test", "train"):
+        header, *lines = (source / "qrels" / f"{split}.tsv").read_text(encoding="utf-8").splitlines()
+        kept = []
+        for line in lines:
+            qid = line.split("\t")[0]
+            if split == "test" and qid not in keep["test"] and len(keep["test"]) < tests:
+                keep["test"].add(qid)
+            if qid in keep[split]:
+                kept.append(line)
+        (folder / "qrels" / f"{split}.tsv").write_text("\n".join([header, *kept]) + "\n", encoding="utf-8")
+    return folder
+
+
+def _sets(*, history: bool, slow: bool = False, sliced: bool = False) -> Run:
+    def execute(ctx: Context) -> dict[str, Any]:
+        from toolsift.evaluation.sets import run_set_eval
+
+        folder = _sliced_toollens(ctx) if sliced else ctx.datasets / "toollens"
+        return run_set_eval(ctx.client, ctx.settings, folder, embedder=ctx.embedder, no_history=not history).to_dict()
+
+    flag = "" if history else " --no-history"
+    where = (f" (slice: the first {HISTORY_SLICE[0]} test queries, the first {HISTORY_SLICE[1]} past queries "
+             "of query_scene_train.txt as history)") if sliced else ""
+    return Run(f"toolsift eval $D/toollens --set{flag} --retriever minilm{where}", execute, slow=slow)
+
+
+#: A slice's split: the first queries of fold 0's test and train parts (test, train).
+SLICE_QUERIES = (40, 120)
+
+
+def _mftr_inputs(ctx: Context, names: tuple[str, ...], *, standardized: bool, sliced: bool) -> Any:
+    from toolsift.evaluation.mftr import MFTRInputs, make_folds
+
+    mftr = ctx.datasets / "mftr"
+    shared = len(names) == 1  # one set: the paper's folds and mined hard negatives; mixed: seeded, mined
+    folds_path: Path | None = mftr / names[0] / "folds.json" if shared else None
+    if sliced:  # fold 0 over part of the queries of the split the full run uses
+        if folds_path is not None:
+            split = json.loads(folds_path.read_text(encoding="utf-8"))
+        else:  # the mixed run's seeded split of the merged queries, as run_mftr_eval makes it
+            split = make_folds(_merged_query_ids(ctx, names))
+        test, train = SLICE_QUERIES
+        folds_path = ctx.scratch / f"slice-{'-'.join(names)}.json"
+        folds_path.write_text(json.dumps({"fold_0": {"test": split["fold_0"]["test"][:test],
+                                                     "train": split["fold_0"]["train"][:train]}}), encoding="utf-8")
+    return MFTRInputs(
+        rewrites=tuple(mftr / n / "rewritten_queries.gpt-4o-mini.json" for n in names),
+        standardized=(mftr / "apibank" / "standardized_tools.gpt-4o-mini.json",) if standardized else (),
+        folds=folds_path,
+        hard_negatives=(mftr / names[0] / "hard_negatives.bm25.json",) if shared else (),
+    )
+
+
+def _merged_query_ids(ctx: Context, names: tuple[str, ...]) -> list[str]:
+    from toolsift.evaluation.datasets import load_benchmark
+
+    qids: list[str] = []
+    for name in names:
+        benchmark = load_benchmark(ctx.datasets / "toolret" / name)
+        qids += [q for q in benchmark.qrels if q in benchmark.queries]
+    return qids
+
+
+def _mftr(names: tuple[str, ...], retriever: str, *, slow: bool = False, sliced: bool = False,
+          reranker: Mapping[str, Any] | None = None) -> Run:
+    """MFTR's protocol; a slice runs fold 0 over part of the queries, with the core rows only."""
+    standardized = "apibank" in names
+    every_row = reranker is None and not sliced
+
+    def execute(ctx: Context) -> dict[str, Any]:
+        from toolsift.evaluation.mftr import run_mftr_eval
+        from toolsift.ranker.reranker_training import RerankerTrainingConfig
+
+        inputs = _mftr_inputs(ctx, names, standardized=standardized, sliced=sliced)
+        from toolsift.ranker.rerankers import bundled_minilm_path
+
+        config = RerankerTrainingConfig(kind="cross-encoder", device="cpu", **reranker) if reranker else None
+        return run_mftr_eval(ctx.client, ctx.settings, [ctx.datasets / "toolret" / n for n in names],
+                             retriever=retriever, embedder=ctx.embedder, inputs=inputs,  # type: ignore[arg-type]
+                             ablations=every_row, extensions=every_row, reranker=config,
+                             reranker_base=bundled_minilm_path() if reranker else None).to_dict()
+
+    sets = " ".join(f"$D/toolret/{n}" for n in names)
+    inputs = " ".join(f"--rewrites $D/mftr/{n}/rewritten_queries.gpt-4o-mini.json" for n in names)
+    if len(names) == 1:
+        inputs += f" --folds $D/mftr/{names[0]}/folds.json --hard-negatives $D/mftr/{names[0]}/hard_negatives.bm25.json"
+    if standardized:
+        inputs += " --standardized $D/mftr/apibank/standardized_tools.gpt-4o-mini.json"
+    options = " --extensions" if every_row else " --no-ablations"
+    if reranker:
+        options = (f" --no-ablations --reranker cross-encoder --reranker-epochs {reranker['epochs']} "
+                   f"--reranker-max-length {reranker['max_length']} --reranker-negatives {reranker['negatives']} "
+                   f"--rerank-top {reranker['rerank_top']}")
+    if sliced:
+        test, train = SLICE_QUERIES
+        options += f" (slice: fold_0's first {test} test and {train} training queries)"
+    return Run(f"toolsift eval {sets} --method mftr --retriever {retriever} {inputs}{options}", execute, slow=slow)
+
+
+def _tool_rank(*, slow: bool, limit: Mapping[str, Any] | None = None) -> Run:
+    """`toolsift train reranker … --reranker tool-rank`: one split, λ chosen on 15% held-out queries."""
+    recipe: dict[str, Any] = {"negatives": 3, "rerank_top": 10, "max_length": 256, "batch_size": 8,
+                              "learning_rate": 5e-4, **(limit or {})}
+
+    def execute(ctx: Context) -> dict[str, Any]:
+        from toolsift.evaluation.mftr import train_reranker
+        from toolsift.llm.server import bundled_smollm2_path
+        from toolsift.ranker.reranker_training import RerankerTrainingConfig
+
+        gguf = bundled_smollm2_path()
+        config = RerankerTrainingConfig(kind="tool-rank", device="cpu", **recipe)
+        inputs = _mftr_inputs(ctx, ("apibank",), standardized=True, sliced=False)
+        _, record = train_reranker(ctx.client, ctx.settings, [ctx.datasets / "toolret" / "apibank"],
+                                   retriever="minilm", embedder=ctx.embedder, config=config,
+                                   base_model=gguf.parent, gguf_file=gguf.name, inputs=inputs)
+        return record
+
+    return Run("toolsift train reranker $D/toolret/apibank --retriever minilm --rewrites … --standardized … "
+               "--hard-negatives … --reranker tool-rank " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in
+                                                                     recipe.items()), execute, slow=slow)
+
+
+_CE_APIBANK = {"epochs": 2, "max_length": 160, "negatives": 5, "rerank_top": 15}
+_CE_TOOLINK = {"epochs": 1, "max_length": 128, "negatives": 3, "rerank_top": 15}
+
+#: run id → run. Ids read ``<kind>/<benchmark>/<variant>``; a ``/slice`` id is the CI slice of a slow run.
+RUNS: dict[str, Run] = {
+    **{f"tool/{name}/{method}/{retriever}": _tool_level(name, method, retriever)
+       for name in ("apibank", "toolink")
+       for method, retriever in (("full-doc", "bm25"), ("full-doc", "minilm"), ("multi-field", "bm25"),
+                                 ("multi-field", "minilm"), ("multi-field", "hybrid"))},
+    "agent/livemcpbench/minilm": _agent_level("minilm"),
+    "set/toollens/cold": _sets(history=False),
+    "set/toollens/history": _sets(history=True, slow=True),
+    "set/toollens/history/slice": _sets(history=True, sliced=True),
+    "mftr/apibank/bm25": _mftr(("apibank",), "bm25"),
+    "mftr/apibank/minilm": _mftr(("apibank",), "minilm"),
+    "mftr/apibank/hybrid": _mftr(("apibank",), "hybrid"),
+    "mftr/toolink/bm25": _mftr(("toolink",), "bm25"),
+    "mftr/toolink/minilm": _mftr(("toolink",), "minilm", slow=True),
+    "mftr/toolink/minilm/slice": _mftr(("toolink",), "minilm", sliced=True),
+    "mftr/mixed/bm25": _mftr(("apibank", "toolink"), "bm25", slow=True),
+    "mftr/mixed/bm25/slice": _mftr(("apibank", "toolink"), "bm25", sliced=True),
+    "mftr/mixed/minilm": _mftr(("apibank", "toolink"), "minilm", slow=True),
+    "mftr/mixed/minilm/slice": _mftr(("apibank", "toolink"), "minilm", sliced=True),
+    "rerank/apibank/cross-encoder": _mftr(("apibank",), "minilm", slow=True, reranker=_CE_APIBANK),
+    "rerank/apibank/cross-encoder/slice": _mftr(("apibank",), "minilm", sliced=True, reranker=_CE_APIBANK),
+    "rerank/toolink/cross-encoder": _mftr(("toolink",), "minilm", slow=True, reranker=_CE_TOOLINK),
+    "rerank/toolink/cross-encoder/slice": _mftr(("toolink",), "minilm", sliced=True, reranker=_CE_TOOLINK),
+    "train/apibank/tool-rank": _tool_rank(slow=True),
+    "train/apibank/tool-rank/slice": _tool_rank(slow=False, limit={"max_length": 96, "negatives": 1}),
+}
+
+
+# --- from a run's JSON to published rows -------------------------------------------------------------
+
+
+def _flat(prefix: str, values: Mapping[str, Any]) -> dict[str, float]:
+    return {f"{prefix}{k}": float(v) for k, v in values.items() if isinstance(v, (int, float))}
+
+
+def rows_of(result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """``row label → metric → value`` of one run's ``--json`` dict (the rows its table prints)."""
+    rows: dict[str, dict[str, float]] = {}
+    if "dev_ndcg@10" in result:  # train reranker: dev NDCG@10 by fusion weight λ
+        rows["dev NDCG@10 by λ"] = {f"λ={k}": float(v) for k, v in result["dev_ndcg@10"].items()}
+        rows["chosen λ"] = {"fusion_weight": float(result["fusion_weight"])}
+        return rows
+    if "ablations" in result:  # MFTR: Table 3's rows (+ extensions, + reranker), Table 5, pushed-down recall
+        for row in result["ablations"]:
+            rows[row["row"]] = _flat("", row["metrics"])
+        first = result.get("first_stage") or {}
+        if "default_weights" in first:
+            rows["first-stage recall@100"] = {"default weights": float(first["default_weights"]),
+                                              "learned weights pushed down": float(first["learned_weights"])}
+        mftr = (result.get("weights") or {}).get("MFTR") or {}
+        for kind, vector in (mftr.get("paper_vector_mean") or {}).items():
+            rows[f"learned weights ({kind}, mean over folds)"] = dict(
+                zip(("description", "parameters", "response", "examples"), map(float, vector), strict=False))
+        return rows
+    if "rows" in result:  # agent level, sets
+        return {row["row"]: _flat("", row["metrics"]) for row in result["rows"]}
+    return {f"{result['method']} · {result['retriever']}": _flat("", result["metrics"])}
