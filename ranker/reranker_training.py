@@ -167,6 +167,7 @@ def train_cross_encoder(
     """Fine-tune a cross-encoder from ``base_model`` (a local BERT-style folder) on ``pairs``."""
     _check(pairs)
     started = time.perf_counter()
+    torch.manual_seed(config.seed)  # the new classification head is initialised from torch's RNG
     reranker = CrossEncoderReranker(base_model, device=config.device, max_length=config.max_length,
                                     batch_size=max(32, config.batch_size))
     model, tokenizer, device = reranker.model.model, reranker.model.tokenizer, reranker.device
@@ -206,6 +207,7 @@ def train_tool_rank(
         raise ConfigError(f"reranker training: {base_model} has none of the LoRA target modules {list(LORA_TARGETS)}")
     lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
                       target_modules=targets, task_type="CAUSAL_LM")
+    torch.manual_seed(config.seed)  # LoRA's A matrices are initialised from torch's RNG
     peft_model = get_peft_model(model, lora)
     reranker = ToolRankReranker(peft_model, tokenizer, max_length=config.max_length,
                                 batch_size=max(8, config.batch_size))

@@ -271,7 +271,7 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'Full-Doc': {'ndcg@5': 0.584, 'ndcg@10': 0.6026, 'recall@5': 0.6873, 'recall@10': 0.7335, 'completeness@5': 0.4851, 'completeness@10': 0.5347},
         'Weighting Only': {'ndcg@5': 0.6573, 'ndcg@10': 0.6651, 'recall@5': 0.7333, 'recall@10': 0.75, 'completeness@5': 0.5, 'completeness@10': 0.55},
         'MFTR': {'ndcg@5': 0.6979, 'ndcg@10': 0.7465, 'recall@5': 0.7, 'recall@10': 0.8167, 'completeness@5': 0.5, 'completeness@10': 0.65},
-        'MFTR + cross-encoder': {'ndcg@5': 0.7067, 'ndcg@10': 0.7496, 'recall@5': 0.75, 'recall@10': 0.8417, 'completeness@5': 0.55, 'completeness@10': 0.65},
+        'MFTR + cross-encoder': {'ndcg@5': 0.7477, 'ndcg@10': 0.7722, 'recall@5': 0.7917, 'recall@10': 0.8417, 'completeness@5': 0.6, 'completeness@10': 0.65},
         'first-stage recall@100': {'default weights': 1.0, 'learned weights pushed down': 1.0},
         'learned weights (dense, mean over folds)': {'description': 3.9395, 'parameters': 3.6957, 'response': -2.4511, 'examples': -0.3172},
     },
@@ -287,7 +287,7 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'Full-Doc': {'ndcg@5': 0.3638, 'ndcg@10': 0.3991, 'recall@5': 0.3927, 'recall@10': 0.4833, 'completeness@5': 0.275, 'completeness@10': 0.3688},
         'Weighting Only': {'ndcg@5': 0.3756, 'ndcg@10': 0.4185, 'recall@5': 0.4042, 'recall@10': 0.5042, 'completeness@5': 0.275, 'completeness@10': 0.35},
         'MFTR': {'ndcg@5': 0.517, 'ndcg@10': 0.5467, 'recall@5': 0.4958, 'recall@10': 0.5667, 'completeness@5': 0.35, 'completeness@10': 0.45},
-        'MFTR + cross-encoder': {'ndcg@5': 0.5236, 'ndcg@10': 0.5417, 'recall@5': 0.5167, 'recall@10': 0.5583, 'completeness@5': 0.375, 'completeness@10': 0.4},
+        'MFTR + cross-encoder': {'ndcg@5': 0.5481, 'ndcg@10': 0.5675, 'recall@5': 0.5333, 'recall@10': 0.5792, 'completeness@5': 0.375, 'completeness@10': 0.425},
         'first-stage recall@100': {'default weights': 0.9083, 'learned weights pushed down': 0.8958},
         'learned weights (dense, mean over folds)': {'description': 8.2307, 'parameters': 4.229, 'response': 0.0, 'examples': 0.0},
     },
@@ -296,7 +296,7 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'chosen λ': {'fusion_weight': 0.3},
     },
     'train/apibank/tool-rank/slice': {
-        'dev NDCG@10 by λ': {'λ=0.0': 0.6978, 'λ=0.1': 0.6996, 'λ=0.2': 0.6996, 'λ=0.3': 0.6978, 'λ=0.4': 0.7053, 'λ=0.5': 0.7053, 'λ=0.6': 0.7043, 'λ=0.7': 0.6956, 'λ=0.8': 0.691, 'λ=0.9': 0.6881, 'λ=1.0': 0.7041},
-        'chosen λ': {'fusion_weight': 0.4},
+        'dev NDCG@10 by λ': {'λ=0.0': 0.6978, 'λ=0.1': 0.6996, 'λ=0.2': 0.6996, 'λ=0.3': 0.7053, 'λ=0.4': 0.7053, 'λ=0.5': 0.7043, 'λ=0.6': 0.7043, 'λ=0.7': 0.7043, 'λ=0.8': 0.6956, 'λ=0.9': 0.6881, 'λ=1.0': 0.7041},
+        'chosen λ': {'fusion_weight': 0.3},
     },
 }

@@ -106,6 +106,42 @@ def test_cross_encoder_training_separates_the_labels_and_round_trips(seeded_cros
     assert loaded.reranker.score_pairs([(p.query, p.document) for p in PAIRS[:4]]) == pytest.approx(scores, abs=1e-5)
 
 
+@pytest.fixture(scope="module")
+def headless_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny BERT encoder without a classification head (as the bundled MiniLM is): training adds one."""
+    import shutil
+
+    from transformers import BertConfig, BertModel
+
+    from toolsift.ranker.rerankers import bundled_minilm_path
+
+    folder = tmp_path_factory.mktemp("headless-encoder")
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=64)).save_pretrained(str(folder))
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(bundled_minilm_path() / name, folder / name)
+    return folder
+
+
+@pytest.mark.parametrize("kind", ["cross-encoder", "tool-rank"])
+def test_training_is_reproducible_whatever_ran_before_it(kind: str, headless_encoder: Path,
+                                                          tiny_causal_lm: Path) -> None:
+    """The new head (cross-encoder) and LoRA's matrices (Tool-Rank) start from the configured seed,
+    not from whatever state earlier work left torch's global RNG in: published figures depend on it."""
+    config = RerankerTrainingConfig(kind=kind, epochs=2, learning_rate=2e-3, batch_size=4, max_length=32,
+                                    device="cpu")
+    train = train_cross_encoder if kind == "cross-encoder" else train_tool_rank
+    base = headless_encoder if kind == "cross-encoder" else tiny_causal_lm
+    scores = []
+    for earlier_work in (1, 2):
+        torch.manual_seed(earlier_work)
+        torch.rand(1000)
+        outcome = train(base, PAIRS, config)
+        scores.append(outcome.reranker.score_pairs([(p.query, p.document) for p in PAIRS[:4]]))
+    assert scores[0] == scores[1]
+
+
 def test_training_needs_both_labels(seeded_cross_encoder: Path) -> None:
     with pytest.raises(ConfigError, match="both relevant and irrelevant"):
         train_cross_encoder(seeded_cross_encoder, [p for p in PAIRS if p.label], RerankerTrainingConfig(device="cpu"))
