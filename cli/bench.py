@@ -34,7 +34,7 @@ def latency(app: AppContext, dataset_dir: Path, json_out: Path | None, max_queri
     full-doc and multi-field next to a plain BM25 match and the dense floor (encode + one k-NN
     query), all measured in this run on the same index.
     """
-    from toolsift.bench import run_bench
+    from toolsift.evaluation.bench import run_bench
     from toolsift.cli._progress import progress_bars
     from toolsift.embedding import load_embedder
 
@@ -108,7 +108,7 @@ def failover(
     import tempfile
 
     from toolsift.embedding import load_embedder
-    from toolsift.failover import PHASES, read_queries, run_failover
+    from toolsift.evaluation.failover import PHASES, read_queries, run_failover
 
     if (dataset_dir is None) == (queries_file is None):
         raise click.UsageError("give DATASET_DIR or --queries FILE (one of them)")
@@ -191,8 +191,8 @@ def rerank(
     ranker` (one request at a time, then --concurrency clients, so cross-request batching shows).
     """
     from toolsift.embedding import load_embedder
-    from toolsift.failover import read_queries
-    from toolsift.rerank_bench import run_rerank_bench
+    from toolsift.evaluation.failover import read_queries
+    from toolsift.evaluation.rerank_bench import run_rerank_bench
 
     if (dataset_dir is None) == (queries_file is None):
         raise click.UsageError("give DATASET_DIR or --queries FILE (one of them)")

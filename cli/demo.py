@@ -42,7 +42,7 @@ def demo(app: AppContext, catalog: Path | None, index_alias: str) -> None:
     from toolsift.errors import CatalogError
     from toolsift.ingest.pipeline import ingest_catalog
     from toolsift.search import Searcher
-    from toolsift.sets import SetRecommender
+    from toolsift.search.sets import SetRecommender
 
     settings = app.settings(index=index_alias)
     catalog = catalog or _default_catalog()

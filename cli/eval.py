@@ -16,7 +16,7 @@ from toolsift.cli._output import markdown_table, table, write_json
 
 if TYPE_CHECKING:
     from toolsift.config import Settings
-    from toolsift.evalruns import EvalRunRow
+    from toolsift.evaluation.evalruns import EvalRunRow
     from toolsift.evaluation.mftr import MFTRInputs
 
 
@@ -90,7 +90,7 @@ def eval_command(
     Every run is recorded in the eval_runs_index setting's index (one document per table row, for
     metrics over time) unless --no-record or eval_runs = false.
     """
-    from toolsift import evalruns
+    from toolsift.evaluation import evalruns
     from toolsift.cli._progress import progress_bars
     from toolsift.embedding import load_embedder
 
@@ -191,7 +191,7 @@ def _finish(app: AppContext, settings: Settings, json_out: Path | None, data: di
         click.echo(f"wrote {json_out}", err=True)
     if skip or not settings.eval_runs:
         return
-    from toolsift.evalruns import EvalRunLog
+    from toolsift.evaluation.evalruns import EvalRunLog
 
     log = EvalRunLog.open(app.client(), settings)
     run_id = log.record(rows, source="cli")

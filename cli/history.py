@@ -38,7 +38,7 @@ def load(
     from toolsift.embedding import load_embedder
     from toolsift.ingest.history import load_history
     from toolsift.search import Searcher
-    from toolsift.sets import build_history
+    from toolsift.search.sets import build_history
 
     settings = app.settings(index=index_alias)
     client = app.client()

@@ -122,7 +122,7 @@ def search(
         request = structured.with_instruction(instruction)
     if set_mode:
         from toolsift.ranker.history import HistoryStore
-        from toolsift.sets import SetRecommender
+        from toolsift.search.sets import SetRecommender
 
         history = HistoryStore(client, settings.index) if HistoryStore.exists(client, settings.index) else None
         recommended = SetRecommender(searcher, history).recommend(request)
@@ -141,7 +141,7 @@ def search(
 
 def render_set(result: object, query: str) -> str:
     """A recommended tool set: each tool with the need it covers and why it is in the set."""
-    from toolsift.sets import SetResult
+    from toolsift.search.sets import SetResult
 
     assert isinstance(result, SetResult)
     chosen = result.tool_set

@@ -25,7 +25,7 @@ from opensearchpy.helpers import streaming_bulk
 
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogError, IndexingError
-from toolsift.evaluation.datasets import load_benchmark
+from toolsift.ingest.benchmarks import load_benchmark
 from toolsift.mappings.history import history_alias, history_index_body
 from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import bulk_loading

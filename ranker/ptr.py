@@ -1,7 +1,7 @@
 """PTR: recommend a precise tool *set* — the tools a request needs, and about as many as it needs.
 
 The decision is a pure function of the evidence gathered for one request (:class:`SetEvidence`, see
-:class:`toolsift.sets.SetRecommender` for how it is gathered from OpenSearch) and a few parameters
+:class:`toolsift.search.sets.SetRecommender` for how it is gathered from OpenSearch) and a few parameters
 (:class:`PTRConfig`) calibrated on training data (:func:`calibrate`):
 
 1. **Bundle acquisition** (§3.1): each historical bundle the request reached scores

@@ -1,6 +1,6 @@
 """The metrics page's data: eval runs over time, and search latency from the query log.
 
-Eval runs are the rows ``toolsift eval`` records (:mod:`toolsift.evalruns`, read with
+Eval runs are the rows ``toolsift eval`` records (:mod:`toolsift.evaluation.evalruns`, read with
 ``EvalRunLog.history``), one series per query set and row; latency is aggregated in OpenSearch (``date_histogram`` + ``percentiles`` on
 ``latency_ms``) over the query log, so the figures are those of every logged search, whoever made it.
 """
@@ -24,7 +24,7 @@ EVAL_MEASURES = ("ndcg_10", "recall_10", "tracc")
 
 
 def eval_run_series(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Eval-run rows (oldest first, :meth:`toolsift.evalruns.EvalRunLog.history`) grouped as
+    """Eval-run rows (oldest first, :meth:`toolsift.evaluation.evalruns.EvalRunLog.history`) grouped as
     ``{query_set: {row: [points]}}``.
 
     A point is ``{recorded_at, run_id, ndcg_10, recall_10, tracc, source, ...}``; the main row of each

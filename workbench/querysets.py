@@ -2,7 +2,7 @@
 
 A set belongs to one index (its tool ids are that index's). It is built from the workbench's
 judgments, or imported from a benchmark folder in ``../shared/datasets`` (ToolRet, BEIR or
-LiveMCPBench, read by :func:`toolsift.evaluation.datasets.load_benchmark`); an imported set keeps
+LiveMCPBench, read by :func:`toolsift.ingest.benchmarks.load_benchmark`); an imported set keeps
 only the relevant tools the index holds, and says how many it dropped.
 """
 
@@ -106,7 +106,7 @@ def from_benchmark(path: Path, index: str, indexed_ids: set[str], *, name: str |
         CatalogError: the folder is not a benchmark, or none of its relevant tools is in the index
             (the set belongs to another catalog).
     """
-    from toolsift.evaluation.datasets import load_benchmark
+    from toolsift.ingest.benchmarks import load_benchmark
     from toolsift.ingest.loaders.mcp import tool_id_for
 
     benchmark = load_benchmark(path, split=split, tool_id_for=tool_id_for)

@@ -20,7 +20,7 @@ from opensearchpy import OpenSearch, helpers
 
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
-from toolsift.evalruns import EvalRunLog
+from toolsift.evaluation.evalruns import EvalRunLog
 from toolsift.errors import BadQueryError
 from toolsift.mappings import F
 from toolsift.query.builder import FieldSignals
@@ -187,7 +187,7 @@ class Workbench:
     def recommend_set(self, search_id: str) -> dict[str, Any]:
         """PTR's precise set for the kept search's request (history when the index has one)."""
         from toolsift.ranker.history import HistoryStore
-        from toolsift.sets import SetRecommender
+        from toolsift.search.sets import SetRecommender
 
         with self._lock:
             kept = self._kept(search_id)

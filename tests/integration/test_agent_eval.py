@@ -29,7 +29,7 @@ ALIAS = "toolsift-eval-livemcpbench-slice"
 
 
 def _slice(source: Path, target: Path) -> None:
-    from toolsift.evaluation.datasets import load_livemcpbench_benchmark
+    from toolsift.ingest.benchmarks import load_livemcpbench_benchmark
 
     tasks = [t for t in json.loads((source / "all_annotations.json").read_text(encoding="utf-8"))
              if t["task_id"].startswith(TASKS)]

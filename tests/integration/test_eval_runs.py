@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
-from toolsift.evalruns import EvalRunLog, EvalRunRow
+from toolsift.evaluation.evalruns import EvalRunLog, EvalRunRow
 from toolsift.mappings.evalruns import eval_runs_index_body
 from toolsift.mappings.index import IndexManager
 
@@ -113,7 +113,7 @@ def test_an_index_that_cannot_be_written_does_not_fail_the_eval(
                                                                    "properties": {"x": {"type": "keyword"}}}})
     out = tmp_path / "eval.json"
 
-    with caplog.at_level(logging.WARNING, logger="toolsift.evalruns"):
+    with caplog.at_level(logging.WARNING, logger="toolsift.evaluation.evalruns"):
         result = evaluate(base_settings, folder, "--json", str(out))
 
     assert result.exit_code == 0, result.output

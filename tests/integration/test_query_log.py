@@ -101,7 +101,7 @@ def test_a_log_that_cannot_be_written_does_not_fail_the_search(
     client.indices.create(index=LOG_INDEX, body={"mappings": {"dynamic": "strict", "properties": {"x": {"type": "keyword"}}}})
     settings = catalog.with_overrides(query_log=True, query_log_index=LOG_INDEX)
 
-    with caplog.at_level(logging.WARNING, logger="toolsift.querylog"):
+    with caplog.at_level(logging.WARNING, logger="toolsift.search.querylog"):
         result = Searcher(client, settings, embedder).search("read a pdf file", top_k=2)
 
     assert result.tools

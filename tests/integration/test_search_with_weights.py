@@ -76,7 +76,7 @@ def test_search_with_learned_weights_puts_the_labelled_tool_first(
 def test_learned_weights_rank_apibank_better_than_the_fixed_field_weights(
     client: Any, base_settings: Any, embedder: Any, datasets: Path, artifact: Any
 ) -> None:
-    from toolsift.evaluation.datasets import load_benchmark
+    from toolsift.ingest.benchmarks import load_benchmark
     from toolsift.evaluation.metrics import evaluate
 
     benchmark = load_benchmark(datasets / "toolret" / "apibank")

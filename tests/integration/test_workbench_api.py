@@ -244,7 +244,7 @@ def test_bad_input_gets_a_clear_error_naming_what_is_wrong(workbench_url: str, t
 def test_the_metrics_come_from_the_query_log_and_the_recorded_eval_runs(
     workbench_url: str, client: Any, workbench_settings: Any
 ) -> None:
-    from toolsift.evalruns import EvalRunLog, EvalRunRow
+    from toolsift.evaluation.evalruns import EvalRunLog, EvalRunRow
 
     post(workbench_url, "/api/search", {"query": "read a csv file", "top_k": 5})
     latency = get(workbench_url, "/api/metrics/latency?interval=1m&since=now-1h")

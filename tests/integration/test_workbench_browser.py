@@ -131,7 +131,7 @@ def test_a_judgment_made_in_the_page_is_in_the_index(page: Any, workbench_url: s
 
 def test_the_metrics_page_plots_eval_runs_and_query_log_latency(page: Any, workbench_url: str, client: Any,
                                                                 workbench_settings: Any) -> None:
-    from toolsift.evalruns import EvalRunLog, EvalRunRow
+    from toolsift.evaluation.evalruns import EvalRunLog, EvalRunRow
 
     log = EvalRunLog.open(client, workbench_settings)
     for ndcg, recall in ((0.52, 0.61), (0.55, 0.63), (0.58, 0.66)):

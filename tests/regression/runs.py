@@ -137,7 +137,7 @@ def _mftr_inputs(ctx: Context, names: tuple[str, ...], *, standardized: bool, sl
 
 
 def _merged_query_ids(ctx: Context, names: tuple[str, ...]) -> list[str]:
-    from toolsift.evaluation.datasets import load_benchmark
+    from toolsift.ingest.benchmarks import load_benchmark
 
     qids: list[str] = []
     for name in names:

@@ -31,7 +31,7 @@ TOP_K = 10
 @pytest.fixture(scope="module")
 def standardised_apibank(client: Any, base_settings: Any, embedder: Any, datasets: Path) -> str:
     """The index of APIBank's LLM-standardised documents (the one `toolsift eval --method mftr` builds)."""
-    from toolsift.evaluation.datasets import load_benchmark
+    from toolsift.ingest.benchmarks import load_benchmark
     from toolsift.evaluation.mftr import _ensure_variant_index, _raw_tools, _variant_catalog, load_standardized
 
     benchmark = load_benchmark(datasets / "toolret" / "apibank")

@@ -9,7 +9,7 @@ import math
 import subprocess
 from pathlib import Path
 
-from toolsift.evalruns import (
+from toolsift.evaluation.evalruns import (
     EvalRunRow,
     agent_eval_rows,
     eval_run_document,
@@ -21,7 +21,7 @@ from toolsift.evalruns import (
     tool_eval_rows,
 )
 from toolsift.evaluation.agents import AgentEvalResult, AgentRow
-from toolsift.evaluation.datasets import benchmark_slug
+from toolsift.ingest.benchmarks import benchmark_slug
 from toolsift.evaluation.mftr import AblationRow, MFTREvalResult
 from toolsift.evaluation.runner import EvalResult
 from toolsift.evaluation.sets import SetEvalResult, SetRow

@@ -26,7 +26,7 @@ from opensearchpy import OpenSearch
 
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
-from toolsift.evaluation.datasets import load_benchmark
+from toolsift.ingest.benchmarks import load_benchmark
 from toolsift.evaluation.runner import latency_summary
 from toolsift.ingest.embed import document_texts
 from toolsift.ingest.loaders import load_catalog

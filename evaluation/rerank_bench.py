@@ -96,7 +96,7 @@ def _metric(text: str, name: str) -> float:
 
 def _through_service(settings: Settings, requests: Sequence[RankRequest], concurrency: int,
                      log_dir: Path) -> dict[str, Any]:
-    from toolsift.failover import RankerProcess
+    from toolsift.evaluation.failover import RankerProcess
     from toolsift.ranker.client import RemoteRanker
 
     service = RankerProcess(settings, log_dir / "ranker-service.log")

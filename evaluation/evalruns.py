@@ -29,7 +29,7 @@ from opensearchpy import OpenSearch, helpers
 from opensearchpy.exceptions import NotFoundError, OpenSearchException
 
 from toolsift.config import Settings
-from toolsift.evaluation.datasets import benchmark_slug
+from toolsift.ingest.benchmarks import benchmark_slug
 from toolsift.mappings.evalruns import eval_runs_index_body
 from toolsift.opensearch import ensure_index
 

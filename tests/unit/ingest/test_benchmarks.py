@@ -6,11 +6,10 @@ from pathlib import Path
 import pytest
 
 from toolsift.errors import CatalogError
-from toolsift.evaluation import (
-    DEFAULT_MEASURES,
+from toolsift.evaluation import DEFAULT_MEASURES, evaluate
+from toolsift.ingest.benchmarks import (
     Benchmark,
     detect_benchmark_format,
-    evaluate,
     load_benchmark,
     load_folds,
     load_livemcpbench_benchmark,

@@ -36,7 +36,7 @@ from toolsift.ranker.types import RankedAgent, RankedTool
 
 if TYPE_CHECKING:
     from toolsift.config import Retriever
-    from toolsift.search import Searcher
+    from toolsift.search.searcher import Searcher
 
 __all__ = [
     "JOINT_PIPELINE",

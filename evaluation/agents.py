@@ -1,7 +1,7 @@
 """``toolsift eval DIR --level agent``: Tool-to-Agent retrieval scored at agent level on LiveMCPBench.
 
 Each task's gold agents are the MCP servers that own its annotated tools (``Annotator Metadata`` →
-``Tools``, resolved by :func:`~toolsift.evaluation.datasets.load_livemcpbench_benchmark`: a name
+``Tools``, resolved by :func:`~toolsift.ingest.benchmarks.load_livemcpbench_benchmark`: a name
 several servers share goes to those that also own another tool of the task, else to all of them;
 a name no server owns is ignored, and a task whose every name is unknown is dropped and counted).
 Each row answers every task with a ranked list of agents, scored with ir_measures at K = 1, 3, 5:
@@ -11,7 +11,7 @@ Each row answers every task with a ranked list of agents, scored with ir_measure
 Rows, all measured in one run on the same indices:
 
 * **step-wise [main]** — each annotated step (``Steps``, split at its numbering) is a query on the
-  joint tool + agent index (:mod:`toolsift.agent_search`: the ``overview`` representation, the
+  joint tool + agent index (:mod:`toolsift.search.agents`: the ``overview`` representation, the
   ``--retriever``'s first stage, Algorithm 1 with N = ``agent_top_entities``), the steps merged
   by CombMAX (ties by the sum of step scores);
 * **step-wise, reciprocal-rank merge** — the same step rankings merged by Σ 1/rank;
@@ -40,11 +40,11 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
-from toolsift.agent_search import Representation, StepRetriever
+from toolsift.search.agents import Representation, StepRetriever
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogError
-from toolsift.evaluation.datasets import Benchmark, load_benchmark
+from toolsift.ingest.benchmarks import Benchmark, load_benchmark
 from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.runner import ensure_eval_index, eval_index_name, ranked_run
 from toolsift.ingest.loaders._common import agent_id_for

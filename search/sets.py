@@ -35,7 +35,7 @@ from toolsift.ranker.ptr import (
     calibrate_cold,
     recommend_set,
 )
-from toolsift.search import Method, Searcher
+from toolsift.search.searcher import Method, Searcher
 
 __all__ = ["SetRecommender", "SetResult", "build_history", "encode_past_queries", "DEFAULT_SET_DEPTH", "DEFAULT_CALIBRATION_QUERIES"]
 

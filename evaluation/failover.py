@@ -194,7 +194,7 @@ def read_queries(dataset_dir: Path | None, queries_file: Path | None) -> tuple[s
         return queries_file.name, texts
     if dataset_dir is None:
         raise CatalogError("give a benchmark folder or a queries file")
-    from toolsift.evaluation.datasets import load_benchmark
+    from toolsift.ingest.benchmarks import load_benchmark
 
     benchmark = load_benchmark(dataset_dir)
     return benchmark.name, [t for t in benchmark.queries.values() if t.strip()]

@@ -45,7 +45,7 @@ from opensearchpy import OpenSearch
 from toolsift.config import FIELDS, Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError, CatalogError
-from toolsift.evaluation.datasets import Benchmark, load_benchmark, load_folds
+from toolsift.ingest.benchmarks import Benchmark, load_benchmark, load_folds
 from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.rerank import FittedReranker, RerankQuery, fit_reranker, mean, rerank_run
 from toolsift.evaluation.runner import ensure_eval_index, latency_summary, ranked_run

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from opensearchpy import OpenSearch
 
-from toolsift.agent_search import StepRanking, StepRetriever, search_agents
+from toolsift.search.agents import StepRanking, StepRetriever, search_agents
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError
@@ -31,7 +31,7 @@ from toolsift.query.builder import (
     parse_field_scores,
 )
 from toolsift.query.structured import StructuredQuery
-from toolsift.querylog import QueryLog
+from toolsift.search.querylog import QueryLog
 from toolsift.ranker.agents import AUTO_MIN_TOOLS, MergeRule, decide_level
 from toolsift.ranker.artifact import WeightsArtifact, load_artifact
 from toolsift.ranker.deploy import active_weights
@@ -228,7 +228,7 @@ class Searcher:
             method: ``multi-field`` (MFTR fields, per-field scores, ranker) or ``full-doc``; the
                 tool-level ranking (``tool`` and ``auto``).
             retriever: ``bm25``, ``minilm`` or ``hybrid``; default from the settings.
-            level: ``tool``; ``agent`` for Tool-to-Agent retrieval (:mod:`toolsift.agent_search`:
+            level: ``tool``; ``agent`` for Tool-to-Agent retrieval (:mod:`toolsift.search.agents`:
                 each tool need of ``query`` is a step with its own joint tool + agent ranking and
                 Algorithm 1, the steps merged by ``merge``); ``auto``: the tool answer, or the
                 agents owning at least two of its tools.

@@ -12,7 +12,7 @@ Rows, measured in the same run on the same index (the test split only; history �
 queries, calibration — from the train split only, and nothing of it with ``no_history``):
 
 * ``PTR (calibrated …)`` — :func:`~toolsift.ranker.ptr.recommend_set` with the parameters calibrated
-  on held-out training queries (:func:`~toolsift.sets.build_history`);
+  on held-out training queries (:func:`~toolsift.search.sets.build_history`);
 * ``PTR bundle acquisition only`` — the acquired bundle as is (no trimming, no additions);
 * ``PTR, coverage + multi-view forced on`` — the same with mid-grid thresholds
   (:data:`FORCED_COVERAGE`), whatever the calibration chose;
@@ -38,14 +38,14 @@ from opensearchpy import OpenSearch
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogError
-from toolsift.evaluation.datasets import load_benchmark
+from toolsift.ingest.benchmarks import load_benchmark
 from toolsift.evaluation.runner import ensure_eval_index, eval_index_name
 from toolsift.ranker.metrics.tracc import tracc
 from toolsift.ingest.history import load_history
 from toolsift.ranker.history import HistoryStore
 from toolsift.ranker.ptr import PTRConfig, recommend_set
 from toolsift.search import Searcher
-from toolsift.sets import DEFAULT_CALIBRATION_QUERIES, SetRecommender, build_history, encode_past_queries
+from toolsift.search.sets import DEFAULT_CALIBRATION_QUERIES, SetRecommender, build_history, encode_past_queries
 
 __all__ = ["SET_MEASURES", "set_scores", "SetRow", "SetEvalResult", "run_set_eval"]
 

@@ -19,7 +19,7 @@ from opensearchpy import OpenSearch
 
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
-from toolsift.evaluation.datasets import Benchmark, benchmark_slug, load_benchmark
+from toolsift.ingest.benchmarks import Benchmark, benchmark_slug, load_benchmark
 from toolsift.evaluation.metrics import DEFAULT_MEASURES, evaluate
 from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.ingest.pipeline import IngestReport, catalog_current, ingest_catalog
