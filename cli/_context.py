@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from toolsift.errors import ToolsiftError
+from toolsift.errors import ToolsiftError, error_kind
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -50,19 +50,28 @@ class AppContext:
 pass_app = click.make_pass_decorator(AppContext, ensure=True)
 
 
+class ToolsiftClickError(click.ClickException):
+    """A toolsift error as click shows it: the message, and the exit code of :data:`~toolsift.errors.ERROR_TABLE`."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 @contextlib.contextmanager
 def translate_errors() -> Iterator[None]:
-    """The CLI's one translation point: toolsift and connection errors become clean messages."""
+    """The CLI's one translation point: toolsift and OpenSearch errors become a clean message and
+    the exit code of :func:`~toolsift.errors.error_kind`; anything else is a bug and keeps its traceback."""
     try:
         yield
-    except ToolsiftError as exc:
-        raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
     except Exception as exc:
-        from opensearchpy.exceptions import ConnectionError as OSConnectionError
-        from opensearchpy.exceptions import TransportError
-
-        if isinstance(exc, OSConnectionError):
-            raise click.ClickException(f"OpenSearch is unreachable: {exc.info}") from exc
-        if isinstance(exc, TransportError):
-            raise click.ClickException(f"OpenSearch answered {exc.status_code}: {exc.error} {exc.info}") from exc
-        raise
+        kind = error_kind(exc)
+        if kind is None:
+            raise
+        if isinstance(exc, ToolsiftError):
+            message = f"{type(exc).__name__}: {exc}"
+        elif kind.code == "opensearch_unavailable":
+            message = f"OpenSearch is unreachable: {getattr(exc, 'info', exc)}"
+        else:
+            message = f"OpenSearch answered {getattr(exc, 'status_code', '?')}: {getattr(exc, 'error', '')} {getattr(exc, 'info', '')}"
+        raise ToolsiftClickError(message, kind.exit_code) from exc

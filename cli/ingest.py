@@ -75,5 +75,7 @@ def ingest(
             click.echo(rejected_table(report.rejected), err=True)
         for failure in report.failed:
             click.echo(f"failed: {failure}", err=True)
-    if not report.ok:
-        raise SystemExit(1)
+    if not report.ok:  # the exit code of the table's bad record (some were rejected), else of failed indexing
+        from toolsift.errors import ERROR_TABLE, CatalogRecordError, IndexingError
+
+        raise SystemExit(ERROR_TABLE[CatalogRecordError if report.rejected else IndexingError].exit_code)

@@ -1,13 +1,20 @@
-"""The one exception tree of toolsift.
+"""The one exception tree of toolsift, and the one table that says what each error means at an edge.
 
-Library code raises these (or lets a specific opensearch-py error pass through). They are turned into
-messages and exit codes in exactly two places: the CLI (``toolsift.cli``) and, later, the ranker
-service's exception handler.
+Library code raises these (or lets a specific opensearch-py error pass through); it never raises a
+bare ``ValueError`` or ``RuntimeError`` for a user's mistake. Each edge translates once, through
+:func:`error_kind`: the CLI (``toolsift.cli``: the exit code) and every FastAPI app (the workbench,
+the ranker service: the HTTP status and a short ``code``), as opensearch-py's ``HTTP_EXCEPTIONS``
+maps statuses to exceptions the other way round.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 __all__ = [
+    "ErrorKind",
+    "ERROR_TABLE",
+    "error_kind",
     "ToolsiftError",
     "ConfigError",
     "NodeError",
@@ -131,3 +138,50 @@ class LLMUnavailableError(LLMError):
 
 class LLMOutputError(LLMError):
     """The LLM kept answering with output that is not valid JSON for the task's schema."""
+
+
+@dataclass(frozen=True)
+class ErrorKind:
+    """What an error means at an edge: the CLI's exit code, an HTTP status and a short JSON ``code``."""
+
+    exit_code: int
+    http_status: int
+    code: str
+
+
+#: Error class → its meaning at the edges; a subclass not listed takes its nearest listed base's.
+#: Exit code 1 is click's own (a usage mistake is 2); toolsift's start at 3.
+ERROR_TABLE: dict[type[Exception], ErrorKind] = {
+    ToolsiftError: ErrorKind(1, 500, "toolsift_error"),
+    ConfigError: ErrorKind(3, 500, "config_error"),
+    NodeError: ErrorKind(4, 503, "node_error"),
+    ClusterError: ErrorKind(5, 503, "opensearch_unavailable"),
+    CatalogError: ErrorKind(6, 422, "bad_catalog"),
+    CatalogRecordError: ErrorKind(6, 422, "bad_record"),
+    CatalogRejectedError: ErrorKind(6, 422, "catalog_rejected"),
+    IndexingError: ErrorKind(7, 502, "indexing_failed"),
+    IndexMismatchError: ErrorKind(8, 409, "index_mismatch"),
+    BadQueryError: ErrorKind(9, 400, "bad_query"),
+    RankerUnavailableError: ErrorKind(10, 503, "ranker_unavailable"),
+    LLMError: ErrorKind(11, 502, "llm_error"),
+    LLMUnavailableError: ErrorKind(11, 503, "llm_unavailable"),
+    LLMOutputError: ErrorKind(11, 502, "llm_bad_output"),
+}
+
+
+def error_kind(exc: BaseException) -> ErrorKind | None:
+    """The table's entry for ``exc`` (its nearest listed class), with opensearch-py's errors read as
+    the cluster's: unreachable → ``opensearch_unavailable`` (503), an error answer → ``opensearch_error``
+    (its own 4xx status passed on as 400, a 5xx as 502). None: not an error toolsift raises on purpose."""
+    for cls in type(exc).__mro__:
+        if cls in ERROR_TABLE:
+            return ERROR_TABLE[cls]
+    from opensearchpy.exceptions import ConnectionError as OSConnectionError
+    from opensearchpy.exceptions import TransportError
+
+    if isinstance(exc, OSConnectionError):
+        return ERROR_TABLE[ClusterError]
+    if isinstance(exc, TransportError):
+        status = exc.status_code if isinstance(exc.status_code, int) else 500
+        return ErrorKind(5, 400 if 400 <= status < 500 else 502, "opensearch_error")
+    return None

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
-from toolsift.errors import CatalogError, CatalogRejectedError
+from toolsift.errors import ERROR_TABLE, CatalogError, CatalogRecordError, CatalogRejectedError, ClusterError
 from toolsift.ingest.pipeline import ingest_catalog
 
 pytestmark = pytest.mark.integration
@@ -167,7 +167,7 @@ def test_the_ingest_command_exits_nonzero_and_prints_the_rejected_record(
 
     result = run_cli("--opensearch-url", base_settings.opensearch_url, "ingest", str(path), "--index", settings.index, "--quiet")
 
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == ERROR_TABLE[CatalogRecordError].exit_code, result.output
     assert "Traceback" not in result.output
     assert "rejected 1" in result.stdout
     assert case.position in result.stderr
@@ -185,7 +185,7 @@ def test_the_strict_ingest_command_exits_nonzero_writing_nothing(
         "--opensearch-url", base_settings.opensearch_url, "ingest", str(path), "--index", settings.index, "--strict"
     )
 
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == ERROR_TABLE[CatalogRejectedError].exit_code, result.output
     assert "Traceback" not in result.output
     assert "CatalogRejectedError" in result.output
     assert case.position in result.output and case.record_id in result.output
@@ -277,7 +277,7 @@ def test_the_ingest_command_refuses_a_cut_short_file_without_a_traceback(
 
     result = run_cli("--opensearch-url", base_settings.opensearch_url, "ingest", str(path), "--index", settings.index)
 
-    assert result.exit_code == 1
+    assert result.exit_code == ERROR_TABLE[CatalogError].exit_code
     assert "Traceback" not in result.output
     assert "Error: CatalogError: " in result.output
     assert re.search(r"not valid JSON: .* at line \d+ column \d+", _about_the_file(result.output, path))
@@ -300,7 +300,7 @@ def test_an_unreachable_node_gives_a_clean_error_naming_the_url(
 
     result = run_cli("--opensearch-url", "http://127.0.0.1:9", *args)
 
-    assert result.exit_code == 1
+    assert result.exit_code == ERROR_TABLE[ClusterError].exit_code
     assert "http://127.0.0.1:9" in result.output
     assert "Error:" in result.output
     assert "Traceback" not in result.output

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from toolsift.errors import LLMUnavailableError
+from toolsift.errors import ERROR_TABLE, LLMUnavailableError
 from toolsift.ingest.loaders import load_catalog
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.ingest.records import RawTool
@@ -470,6 +470,6 @@ def test_the_ingest_command_standardises_with_the_cache_and_says_so_when_it_cann
     }
 
     refused = ingest(unknown)
-    assert refused.exit_code == 1
+    assert refused.exit_code == ERROR_TABLE[LLMUnavailableError].exit_code
     assert "LLMUnavailableError" in refused.output and "llm_base_url" in refused.output
     assert set(_indexed(client, settings.index, [F.description])) == set(docs)  # nothing written

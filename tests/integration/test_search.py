@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
-from toolsift.errors import BadQueryError
+from toolsift.errors import ERROR_TABLE, BadQueryError
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.mappings.index import IndexManager
 from toolsift.query.structured import StructuredQuery
@@ -394,6 +394,6 @@ def test_the_search_command_ranks_agents_at_agent_level(base_settings: Any, mcp:
 def test_the_search_command_refuses_an_empty_query_cleanly(base_settings: Any, apibank: Any) -> None:
     result = run_cli("--opensearch-url", base_settings.opensearch_url, "search", "   ", "--index", apibank.index)
 
-    assert result.exit_code == 1
+    assert result.exit_code == ERROR_TABLE[BadQueryError].exit_code
     assert "BadQueryError" in result.output
     assert "Traceback" not in result.output

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
+from toolsift.errors import ERROR_TABLE, ClusterError, ConfigError
 
 COMMANDS = ["bench", "cache", "dashboards", "demo", "eval", "history", "index", "ingest", "node", "search", "serve",
             "standardize", "train"]
@@ -96,7 +97,7 @@ def test_version_is_reported(runner: CliRunner) -> None:
 def test_an_unreachable_cluster_is_a_one_line_error_naming_the_url(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["--opensearch-url", UNREACHABLE, "index", "status"])
 
-    assert result.exit_code == 1
+    assert result.exit_code == ERROR_TABLE[ClusterError].exit_code
     assert result.output.startswith("Error: ClusterError: ")
     assert f"no OpenSearch answers at {UNREACHABLE}" in result.output
     assert "Traceback" not in result.output
@@ -117,7 +118,7 @@ def test_the_installed_script_prints_the_error_without_a_traceback() -> None:
         timeout=60,
     )
 
-    assert done.returncode == 1
+    assert done.returncode == ERROR_TABLE[ClusterError].exit_code
     assert done.stdout == ""
     assert done.stderr.startswith("Error: ClusterError: no OpenSearch answers at http://127.0.0.1:9")
     assert "Traceback" not in done.stderr
@@ -128,7 +129,7 @@ def test_a_bad_environment_setting_is_a_config_error(runner: CliRunner, monkeypa
 
     result = runner.invoke(cli, ["index", "status"])
 
-    assert result.exit_code == 1
+    assert result.exit_code == ERROR_TABLE[ConfigError].exit_code
     assert result.output.startswith("Error: ConfigError: invalid toolsift configuration")
     assert "candidates" in result.output
     assert "Traceback" not in result.output
@@ -137,7 +138,7 @@ def test_a_bad_environment_setting_is_a_config_error(runner: CliRunner, monkeypa
 def test_a_bad_flag_value_is_a_config_error(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["--index", "Bad Name", "index", "status"])
 
-    assert result.exit_code == 1
+    assert result.exit_code == ERROR_TABLE[ConfigError].exit_code
     assert result.output.startswith("Error: ConfigError: ")
     assert "index" in result.output
 

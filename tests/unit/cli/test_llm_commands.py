@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
+from toolsift.errors import ERROR_TABLE, LLMUnavailableError
 
 pytestmark = pytest.mark.usefixtures("clean_env")
 
@@ -58,7 +59,7 @@ def test_standardize_without_an_llm_or_a_cached_answer_names_llm_base_url(catalo
 
     result = CliRunner().invoke(cli, ["standardize", str(catalog), "--out", str(out), "-q"])
 
-    assert result.exit_code == 1
+    assert result.exit_code == ERROR_TABLE[LLMUnavailableError].exit_code
     assert "LLMUnavailableError" in result.output and "llm_base_url" in result.output
     assert not out.exists()
 

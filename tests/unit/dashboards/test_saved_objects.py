@@ -29,10 +29,10 @@ from toolsift.dashboards.importer import (
     load_saved_objects,
     validate_saved_objects,
 )
-from toolsift.errors import ClusterError, ConfigError
 from toolsift.mappings.evalruns import eval_runs_index_body
 from toolsift.mappings.querylog import query_log_index_body
 from toolsift.mappings.workbench import judgments_index_body
+from toolsift.errors import ERROR_TABLE, ClusterError, ConfigError
 
 CLOSED_PORT_URL = "http://127.0.0.1:9"  # discard port: nothing listens, connections are refused
 
@@ -409,7 +409,7 @@ def test_dashboards_import_check_fails_on_a_broken_file(tmp_path: Path, objects:
 
     result = CliRunner().invoke(cli, ["dashboards", "import", "--check", "--file", str(bad)])
 
-    assert result.exit_code == 1
+    assert result.exit_code == ERROR_TABLE[ConfigError].exit_code
     assert "ConfigError" in result.output and "visState is not valid JSON" in result.output
 
 
@@ -419,5 +419,5 @@ def test_dashboards_import_to_an_unreachable_url_from_the_environment(monkeypatc
 
     result = CliRunner().invoke(cli, ["dashboards", "import"])
 
-    assert result.exit_code == 1
+    assert result.exit_code == ERROR_TABLE[ClusterError].exit_code
     assert f"ClusterError: OpenSearch Dashboards at {CLOSED_PORT_URL} is unreachable" in result.output

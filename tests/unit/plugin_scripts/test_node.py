@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.config import Settings, get_settings
-from toolsift.errors import NodeError
+from toolsift.errors import ERROR_TABLE, NodeError
 from toolsift.plugin_scripts import LocalNode, NodeStatus, ensure_running
 from toolsift.plugin_scripts.node import (
     ARTIFACT_VERSION,
@@ -519,5 +519,5 @@ def test_cli_install_error_is_a_clean_message(cli_env: Path, monkeypatch: pytest
 
     monkeypatch.setenv("PATH", str(cli_env / "nothing"))
     result = CliRunner().invoke(cli, ["node", "install"])
-    assert result.exit_code == 1
+    assert result.exit_code == ERROR_TABLE[NodeError].exit_code
     assert "NodeError: java was not found on PATH" in result.stderr
