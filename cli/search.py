@@ -71,77 +71,42 @@ def search(
     as_json: bool,
 ) -> None:
     """Search the tool index for QUERY and show why each tool ranked where it did."""
-    from toolsift.embedding import load_embedder
     from toolsift.errors import BadQueryError
     from toolsift.query.structured import StructuredQuery
-    from toolsift.search import Searcher
+    from toolsift.search import SearchBackend, SearchRequest
 
     if steps and (structured_path is not None or decompose):
         raise click.UsageError("--step gives the steps itself: use it without --structured and --decompose")
     if decompose and (structured_path is not None or not query):
         raise click.UsageError("--decompose splits QUERY: give a QUERY and no --structured")
-    if steps:
-        from toolsift.query.structured import ToolNeed
-
-        cleaned = [" ".join(s.split()) for s in steps]
-        if not all(cleaned):
-            raise BadQueryError("a --step is empty")
-        request: str | StructuredQuery = StructuredQuery(
-            tool_needs=tuple(ToolNeed(s, s, s) for s in cleaned), text=query or " | ".join(cleaned))
-        source = "steps"
-    elif decompose:
-        from toolsift.query.decompose import decompose as split_into_needs
-
-        request = split_into_needs(query or "")
-        source = "decompose"
-    elif structured_path is not None:
+    if not (query or structured_path is not None or steps):
+        raise click.UsageError("give a QUERY, --structured FILE or --step TEXT")
+    structured = None
+    if structured_path is not None:
         try:
             data = json.loads(structured_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise BadQueryError(f"{structured_path}: not JSON ({exc})") from exc
-        request = StructuredQuery.from_dict(data, text=query or "")
-        source = "file"
-    elif query:
-        request = query
-        # Full-Doc matches the request text alone: a rewrite would not change its ranking.
-        source = "off" if not rewrite or method == "full-doc" else ""
-    else:
-        raise click.UsageError("give a QUERY, --structured FILE or --step TEXT")
-    settings = app.settings(index=index_alias, retriever=retriever, weights=weights_path, ranker_url=ranker_url,
-                            reranker=reranker)
+        structured = StructuredQuery.from_dict(data, text=query or "")
+    request = SearchRequest(
+        query=query or "", structured=structured, steps=steps, decompose=decompose, instruction=instruction,
+        rewrite=rewrite, level="set" if set_mode else level, top_k=top_k, method=method,  # type: ignore[arg-type]
+        retriever=retriever, merge=merge, index=index_alias, weights=weights_path,  # type: ignore[arg-type]
+        reranker=reranker, ranker_url=ranker_url,
+    )
     client = app.client()  # an unreachable node is reported before the model loads
-    needs_model = set_mode or not (settings.retriever == "bm25" and method == "full-doc")
-    embedder = load_embedder(settings) if needs_model else None
-    searcher = Searcher(client, settings, embedder, source="cli")
-    if not source:
-        from toolsift.query.rewrite import rewrite_request
-
-        request, source = rewrite_request(client, settings, query or "")
-    if instruction and method == "multi-field":
-        structured = request if isinstance(request, StructuredQuery) else searcher.structure(request)
-        request = structured.with_instruction(instruction)
-    if set_mode:
-        from toolsift.ranker.history import HistoryStore
-        from toolsift.search.sets import SetRecommender
-
-        history = HistoryStore(client, settings.index) if HistoryStore.exists(client, settings.index) else None
-        recommended = SetRecommender(searcher, history).recommend(request)
-        if as_json:
-            emit_json({"query": query or "", "rewrite_source": source, **recommended.to_dict()})
-        else:
-            click.echo(render_set(recommended, query or ""))
-        return
-    result = searcher.search(request, top_k=top_k, method=method, retriever=settings.retriever, level=level,  # type: ignore[arg-type]
-                             merge=merge)  # type: ignore[arg-type]
+    response = SearchBackend(client, app.settings(), source="cli").search(request)
     if as_json:
-        emit_json({**result.to_dict(), "rewrite_source": source})
-        return
-    click.echo(render_result(result, rewrite_source=source))
+        emit_json(response.to_dict())
+    elif response.tool_set is not None:
+        click.echo(render_set(response.tool_set, query or ""))
+    else:
+        click.echo(render_result(response.result, rewrite_source=response.rewrite_source))
 
 
 def render_set(result: object, query: str) -> str:
     """A recommended tool set: each tool with the need it covers and why it is in the set."""
-    from toolsift.search.sets import SetResult
+    from toolsift.search import SetResult
 
     assert isinstance(result, SetResult)
     chosen = result.tool_set
@@ -180,7 +145,7 @@ def render_result(result: object, *, rewrite_source: str | None = None) -> str:
         rewrite_source: where the structured query came from (``llm``, ``cache``, ``fallback``,
             ``file``, ``off``); shown with the query's tool needs and arguments when given.
     """
-    from toolsift.ranker.types import RankedAgent
+    from toolsift.records import RankedAgent
     from toolsift.search import SearchResult
 
     assert isinstance(result, SearchResult)

@@ -14,7 +14,7 @@ from toolsift.cli._output import emit_json, table
 from toolsift.cli._reranker_options import RerankerChoice, reranker_training_options
 
 if TYPE_CHECKING:
-    from toolsift.evaluation.mftr import MFTRInputs
+    from toolsift.evaluation.mftr_inputs import MFTRInputs
 
 
 @click.group(cls=DefaultSubcommandGroup, default="weights")
@@ -67,7 +67,7 @@ def train_weights_command(
     from toolsift.cli._progress import progress_bars
     from toolsift.config import FIELDS
     from toolsift.embedding import load_embedder
-    from toolsift.evaluation.mftr import train_weights
+    from toolsift.evaluation.mftr_train import train_weights
     from toolsift.ranker.mftr import FIELDS_AND_RANK
     from toolsift.ranker.training import TrainingConfig
 
@@ -138,7 +138,7 @@ def train_reranker_command(
     """
     from toolsift.cli._progress import progress_bars
     from toolsift.embedding import load_embedder
-    from toolsift.evaluation.mftr import train_reranker
+    from toolsift.evaluation.mftr_train import train_reranker
     from toolsift.ranker.artifact import load_artifact
     from toolsift.ranker.reranker_artifact import save_reranker
 

@@ -47,9 +47,9 @@ from toolsift.errors import CatalogError
 from toolsift.ingest.benchmarks import Benchmark, load_benchmark
 from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.runner import ensure_eval_index, eval_index_name, ranked_run
-from toolsift.ingest.loaders._common import agent_id_for
+from toolsift.ingest.loaders.naming import agent_id_for
 from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
-from toolsift.query.builder import kinds_for
+from toolsift.records import kinds_for
 from toolsift.query.decompose import split_needs
 from toolsift.ranker.agents import MergeRule, merge_steps
 from toolsift.search import Searcher

@@ -34,7 +34,7 @@ from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.ingest.pipeline import ingest_catalog, normalised_records
 from toolsift.mappings import AgentDoc, F, ToolDoc, vector_field
 from toolsift.mappings.index import IndexManager
-from toolsift.query.builder import cap_terms
+from toolsift.opensearch import cap_terms
 from toolsift.search import Searcher
 
 __all__ = ["run_bench", "SEARCH_VARIANTS"]

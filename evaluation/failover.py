@@ -32,7 +32,7 @@ import httpx
 
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
-from toolsift.errors import CatalogError, RankerUnavailableError
+from toolsift.errors import CatalogError, ConfigError, RankerUnavailableError
 
 __all__ = ["RankerProcess", "PhaseReport", "run_failover", "read_queries", "PHASES"]
 
@@ -229,9 +229,9 @@ def run_failover(
     from toolsift.search import Searcher
 
     if n_queries < 3:
-        raise ValueError("the drill needs at least 3 queries (one per phase)")
+        raise ConfigError("the drill needs at least 3 queries (one per phase)")
     if not queries:
-        raise ValueError("no queries")
+        raise ConfigError("no queries")
     texts = [queries[i % len(queries)] for i in range(n_queries)]
     kill_at, restart_at = n_queries // 3, (2 * n_queries) // 3
     service = RankerProcess(settings, log_path)

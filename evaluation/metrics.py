@@ -33,6 +33,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from toolsift.errors import BadQueryError
 from toolsift.ranker.metrics.completeness import completeness_at_k, rank_tools
 
 __all__ = [
@@ -83,7 +84,7 @@ class _MeasureSpec:
 def _parse(name: str) -> _MeasureSpec:
     match = _MEASURE_RE.fullmatch(name.strip().lower())
     if match is None:
-        raise ValueError(
+        raise BadQueryError(
             f"unknown measure {name!r}; known measures: {', '.join(KNOWN_MEASURES)} "
             "(K a positive integer, e.g. 'ndcg@10')"
         )
@@ -93,13 +94,13 @@ def _parse(name: str) -> _MeasureSpec:
 
 def _parse_all(measures: Sequence[str]) -> list[_MeasureSpec]:
     if isinstance(measures, str):
-        raise TypeError("measures must be a sequence of names, not a single string")
+        raise BadQueryError("measures must be a sequence of names, not a single string")
     specs: dict[str, _MeasureSpec] = {}
     for name in measures:
         spec = _parse(name)
         specs.setdefault(spec.name, spec)
     if not specs:
-        raise ValueError("no measure requested")
+        raise BadQueryError("no measure requested")
     return list(specs.values())
 
 
@@ -113,8 +114,8 @@ def normalise_measures(measures: Sequence[str]) -> tuple[str, ...]:
         The canonical lowercase names (``"ndcg@10"``), duplicates removed, order kept.
 
     Raises:
-        ValueError: a name is not ``family@K`` for a family of :data:`KNOWN_MEASURES`, or the
-            sequence is empty.
+        BadQueryError: a name is not ``family@K`` for a family of :data:`KNOWN_MEASURES`, the
+            sequence is empty, or it is a single string.
     """
     return tuple(spec.name for spec in _parse_all(measures))
 
@@ -140,8 +141,9 @@ def evaluate_per_query(
         relevant tool (in ``qrels`` order). A query absent from ``run`` scores 0.0 everywhere.
 
     Raises:
-        ValueError: an unknown measure name (the message lists the known ones), no query with a
-            relevant tool, or a NaN score.
+        BadQueryError: an unknown measure name (the message lists the known ones), or no query
+            with a relevant tool.
+        ValueError: a NaN score (from :func:`~toolsift.ranker.metrics.rank_tools`).
 
     References:
         Completeness@K: Tool-DE (Lu et al.), §3.1. The others: ir_measures (MacAvaney et al.,
@@ -156,7 +158,7 @@ def evaluate_per_query(
         if any(grade >= rel_threshold for grade in grades.values())
     }
     if not judged:
-        raise ValueError(f"no query in qrels has a tool with grade >= {rel_threshold}")
+        raise BadQueryError(f"no query in qrels has a tool with grade >= {rel_threshold}")
 
     ranked_run: dict[str, dict[str, float]] = {}
     for qid in judged:
@@ -210,8 +212,9 @@ def evaluate(
         Canonical measure name → mean value, in the order requested.
 
     Raises:
-        ValueError: an unknown measure name (the message lists the known ones), no query with a
-            relevant tool, or a NaN score.
+        BadQueryError: an unknown measure name (the message lists the known ones), or no query
+            with a relevant tool.
+        ValueError: a NaN score (from :func:`~toolsift.ranker.metrics.rank_tools`).
 
     References:
         Completeness@K: Tool-DE (Lu et al.), §3.1. The others: ir_measures (MacAvaney et al.,

@@ -25,7 +25,7 @@ from typing import Any
 
 from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.runner import ranked_run
-from toolsift.query.builder import FieldSignals
+from toolsift.records import FieldSignals
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.pipeline import RankingPipeline, candidate_text
 from toolsift.ranker.protocol import RankRequest

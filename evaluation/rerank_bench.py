@@ -31,6 +31,7 @@ import torch
 
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
+from toolsift.errors import RankerUnavailableError
 from toolsift.evaluation.runner import latency_summary
 from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest
@@ -112,7 +113,7 @@ def _through_service(settings: Settings, requests: Sequence[RankRequest], concur
             sequential.append((time.perf_counter() - t0) * 1000)
             pairs += answer.reranked
             if answer.degraded:
-                raise RuntimeError(f"the service degraded during the benchmark: {answer.degraded_reason}")
+                raise RankerUnavailableError(f"the service degraded during the benchmark: {answer.degraded_reason}")
         headers = {"Authorization": f"Bearer {service.token}"}
         before = httpx.get(f"{service.url}/metrics", headers=headers, timeout=10).text
         t0 = time.perf_counter()

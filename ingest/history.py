@@ -29,7 +29,7 @@ from toolsift.ingest.benchmarks import load_benchmark
 from toolsift.mappings.history import history_alias, history_index_body
 from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import bulk_loading
-from toolsift.ranker.history import Bundle, History, PastQuery
+from toolsift.records import Bundle, History, PastQuery
 
 __all__ = ["load_history", "index_history"]
 

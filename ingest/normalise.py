@@ -53,7 +53,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolsift.errors import CatalogRecordError
-from toolsift.ingest.loaders._common import type_name
+from toolsift.ingest.loaders.files import type_name
 from toolsift.ingest.records import AGENT_ID_PREFIX, RawAgent, RawTool
 from toolsift.mappings.model import AgentDoc, ParameterDoc, ToolDoc
 

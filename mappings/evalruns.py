@@ -6,36 +6,51 @@ aggregates on are typed: what was evaluated (``query_set``, ``dataset_path``, ``
 ``recall_10``, ``tracc``, ``ndcg_5``, ``recall_5``; each only when the run measured it), the cost
 (``latency_p50_ms``, ``latency_p95_ms``, ``duration_s``) and the provenance (``weights_version``,
 ``source``, ``git_commit``). The row's full metric dict is kept in ``metrics``, stored but not
-indexed.
+indexed. The mapping is derived from :class:`EvalRunDoc`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EVAL_RUNS_SCHEMA_VERSION", "eval_runs_index_body"]
+from toolsift.mappings.fields import doc_field
+from toolsift.mappings.template import side_index_body
+
+__all__ = ["EVAL_RUNS_SCHEMA_VERSION", "EvalRunDoc", "eval_runs_index_body"]
 
 EVAL_RUNS_SCHEMA_VERSION = 1
 
 
+@dataclass(frozen=True)
+class EvalRunDoc:
+    """One row of an evaluation run's table (see :class:`toolsift.evaluation.evalruns.EvalRunRow`)."""
+
+    run_id: str = doc_field("keyword", default="")
+    recorded_at: str = doc_field("date", default="")
+    query_set: str = doc_field("keyword", default="")
+    dataset_path: str = doc_field("keyword", default="")
+    index: str = doc_field("keyword", default="")
+    kind: str = doc_field("keyword", default="")
+    method: str = doc_field("keyword", default="")
+    retriever: str | None = doc_field("keyword")
+    row: str = doc_field("keyword", default="")
+    main: bool = doc_field("boolean", default=False)
+    queries: int = doc_field("integer", default=0)
+    ndcg_10: float | None = doc_field("float")
+    recall_10: float | None = doc_field("float")
+    tracc: float | None = doc_field("float")
+    ndcg_5: float | None = doc_field("float")
+    recall_5: float | None = doc_field("float")
+    latency_p50_ms: float | None = doc_field("float")
+    latency_p95_ms: float | None = doc_field("float")
+    duration_s: float | None = doc_field("float")
+    weights_version: str | None = doc_field("keyword")
+    source: str | None = doc_field("keyword")
+    git_commit: str | None = doc_field("keyword")
+    metrics: dict[str, Any] = doc_field("stored", factory=dict)
+
+
 def eval_runs_index_body() -> dict[str, Any]:
     """Settings and mappings of the eval runs index."""
-    keyword = {"type": "keyword"}
-    number = {"type": "float"}
-    return {
-        "settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0}},
-        "mappings": {
-            "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "evalruns", "schema_version": EVAL_RUNS_SCHEMA_VERSION}},
-            "properties": {
-                "run_id": keyword, "recorded_at": {"type": "date"},
-                "query_set": keyword, "dataset_path": keyword, "index": keyword,
-                "kind": keyword, "method": keyword, "retriever": keyword, "row": keyword,
-                "main": {"type": "boolean"}, "queries": {"type": "integer"},
-                "ndcg_10": number, "recall_10": number, "tracc": number, "ndcg_5": number, "recall_5": number,
-                "latency_p50_ms": number, "latency_p95_ms": number, "duration_s": number,
-                "weights_version": keyword, "source": keyword, "git_commit": keyword,
-                "metrics": {"type": "object", "enabled": False},
-            },
-        },
-    }
+    return side_index_body(EvalRunDoc, schema="evalruns", schema_version=EVAL_RUNS_SCHEMA_VERSION)

@@ -9,17 +9,32 @@ kinds of documents share it:
   ``bundle_id`` / ``tools`` it was answered with, for nearest-query votes.
 
 ``_meta.toolsift`` records the embedding model and the PTR parameters calibrated on this history.
+The mapping is derived from :class:`HistoryDoc`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from toolsift.mappings.template import TEXT_ANALYZER, _ANALYSIS, _knn
+from toolsift.mappings.fields import doc_field
+from toolsift.mappings.template import side_index_body
 
-__all__ = ["HISTORY_SCHEMA_VERSION", "history_alias", "history_index_body"]
+__all__ = ["HISTORY_SCHEMA_VERSION", "HistoryDoc", "history_alias", "history_index_body"]
 
 HISTORY_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class HistoryDoc:
+    """A ``bundle`` or a past ``query`` (see the module docstring); ``vector`` only on queries."""
+
+    kind: str = doc_field("keyword", default="")
+    bundle_id: str = doc_field("keyword", default="")
+    tools: tuple[str, ...] = doc_field("keyword", factory=tuple)
+    text: str = doc_field("text", default="")
+    vector: tuple[float, ...] | None = doc_field("vector")
+    n_queries: int | None = doc_field("integer")
 
 
 def history_alias(catalog_alias: str) -> str:
@@ -29,18 +44,6 @@ def history_alias(catalog_alias: str) -> str:
 
 def history_index_body(dimension: int, meta: dict[str, Any]) -> dict[str, Any]:
     """Settings and mappings of a new history index version."""
-    return {
-        "settings": {"index": {"knn": True, "number_of_shards": 1, "number_of_replicas": 0}, "analysis": _ANALYSIS},
-        "mappings": {
-            "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "history", "schema_version": HISTORY_SCHEMA_VERSION, **meta}},
-            "properties": {
-                "kind": {"type": "keyword"},
-                "bundle_id": {"type": "keyword"},
-                "tools": {"type": "keyword"},
-                "text": {"type": "text", "analyzer": TEXT_ANALYZER},
-                "vector": _knn(dimension),
-                "n_queries": {"type": "integer"},
-            },
-        },
-    }
+    return side_index_body(
+        HistoryDoc, schema="history", schema_version=HISTORY_SCHEMA_VERSION, dimension=dimension, meta=meta
+    )

@@ -1,8 +1,9 @@
 """The document model: the one place that says what a tool and an agent document hold.
 
-The index template (:mod:`toolsift.mappings.template`) is derived from these records' field metadata,
-and code that needs a field name takes it from :data:`F` or :func:`vector_field`, never from a string
-literal, so the records, the mapping and the queries cannot drift apart.
+The index template (:mod:`toolsift.mappings.template`) is derived from these records' field kinds
+(declared with :func:`~toolsift.mappings.fields.doc_field`), and code that needs a field name takes
+it from :data:`F` or :func:`vector_field`, never from a string literal, so the records, the mapping
+and the queries cannot drift apart.
 
 Tools and agents live in one index (Tool-to-Agent Retrieval §2): an ``agent`` document is the parent
 side of the ``relation`` join field, a ``tool`` document the child, routed to its agent's shard. A tool
@@ -14,8 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
+
+from toolsift.mappings.fields import doc_field
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -39,20 +42,6 @@ SCHEMA_VERSION = 2
 
 Entity = Literal["tool", "agent"]
 
-# Field kinds understood by the template builder.
-#   keyword | text | text_keyword | baseline_text | boolean | nested | stored | join
-# ``baseline_text`` is analysed like the papers' BM25 baselines (Lucene's English analyzer), so the
-# Full-Doc figures are comparable; the MFTR fields use toolsift's identifier-aware analyzer.
-# ``vector=True`` adds a ``knn_vector`` sibling (``<name>_vector``; inside nested docs: ``vector``).
-
-
-def _f(kind: str, *, vector: bool = False, default: Any = None, factory: Any = None) -> Any:
-    meta = {"kind": kind, "vector": vector}
-    if factory is not None:
-        return field(default_factory=factory, metadata=meta)
-    return field(default=default, metadata=meta)
-
-
 @dataclass(frozen=True)
 class ParameterDoc:
     """One input parameter of a tool (MFTR's ``parameters`` field, one nested document each).
@@ -60,10 +49,10 @@ class ParameterDoc:
     ``required`` is True unless the documentation says the parameter is optional.
     """
 
-    name: str = _f("text_keyword")
-    type: str = _f("keyword", default="")
-    description: str = _f("text", default="")
-    required: bool = _f("boolean", default=True)
+    name: str = doc_field("text_keyword")
+    type: str = doc_field("keyword", default="")
+    description: str = doc_field("text", default="")
+    required: bool = doc_field("boolean", default=True)
 
     @property
     def embedding_text(self) -> str:
@@ -92,21 +81,21 @@ class ToolDoc:
         raw: the documentation exactly as the catalog gave it; stored, not indexed.
     """
 
-    tool_id: str = _f("keyword")
-    name: str = _f("text_keyword")
-    source: str = _f("keyword", default="")
-    agent_id: str | None = _f("keyword", default=None)
-    description: str = _f("text", vector=True, default="")
-    parameters: tuple[ParameterDoc, ...] = _f("nested", vector=True, factory=tuple)
-    response: str = _f("text", vector=True, default="")
-    examples: tuple[str, ...] = _f("nested", vector=True, factory=tuple)
-    function: str = _f("text", default="")
-    tags: tuple[str, ...] = _f("text_keyword", factory=tuple)
-    when_to_use: str = _f("text", default="")
-    limitations: str = _f("text", default="")
-    overview: str = _f("text", vector=True, default="")
-    full_doc: str = _f("baseline_text", vector=True, default="")
-    raw: dict[str, Any] = _f("stored", factory=dict)
+    tool_id: str = doc_field("keyword")
+    name: str = doc_field("text_keyword")
+    source: str = doc_field("keyword", default="")
+    agent_id: str | None = doc_field("keyword", default=None)
+    description: str = doc_field("text", vector=True, default="")
+    parameters: tuple[ParameterDoc, ...] = doc_field("nested", vector=True, factory=tuple)
+    response: str = doc_field("text", vector=True, default="")
+    examples: tuple[str, ...] = doc_field("nested", vector=True, factory=tuple)
+    function: str = doc_field("text", default="")
+    tags: tuple[str, ...] = doc_field("text_keyword", factory=tuple)
+    when_to_use: str = doc_field("text", default="")
+    limitations: str = doc_field("text", default="")
+    overview: str = doc_field("text", vector=True, default="")
+    full_doc: str = doc_field("baseline_text", vector=True, default="")
+    raw: dict[str, Any] = doc_field("stored", factory=dict)
 
     @property
     def content_hash(self) -> str:
@@ -134,14 +123,14 @@ class AgentDoc:
         raw: the catalog entry without its tools; stored, not indexed.
     """
 
-    agent_id: str = _f("keyword")
-    name: str = _f("text_keyword")
-    description: str = _f("text", vector=True, default="")
-    source: str = _f("keyword", default="")
-    tags: tuple[str, ...] = _f("text_keyword", factory=tuple)
-    overview: str = _f("text", vector=True, default="")
-    full_doc: str = _f("baseline_text", vector=True, default="")
-    raw: dict[str, Any] = _f("stored", factory=dict)
+    agent_id: str = doc_field("keyword")
+    name: str = doc_field("text_keyword")
+    description: str = doc_field("text", vector=True, default="")
+    source: str = doc_field("keyword", default="")
+    tags: tuple[str, ...] = doc_field("text_keyword", factory=tuple)
+    overview: str = doc_field("text", vector=True, default="")
+    full_doc: str = doc_field("baseline_text", vector=True, default="")
+    raw: dict[str, Any] = doc_field("stored", factory=dict)
 
     @property
     def content_hash(self) -> str:

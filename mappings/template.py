@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
+from toolsift.errors import ToolsiftError
 from toolsift.mappings.model import SCHEMA_VERSION, AgentDoc, F, ParameterDoc, ToolDoc
 
 __all__ = [
@@ -27,6 +29,10 @@ __all__ = [
     "build_settings",
     "index_body",
     "mapping_fingerprint",
+    "field_mapping",
+    "knn_mapping",
+    "record_properties",
+    "side_index_body",
     "TEXT_ANALYZER",
     "BASELINE_ANALYZER",
     "BASELINE_SIMILARITY",
@@ -76,7 +82,14 @@ _ANALYSIS: dict[str, Any] = {
 }
 
 
-def _knn(dimension: int) -> dict[str, Any]:
+_SIMILARITY: dict[str, Any] = {BASELINE_SIMILARITY: {"type": "BM25", "k1": 1.5, "b": 0.75}}
+
+#: Kinds whose mapping is just the OpenSearch type of the same name.
+_TYPED_KINDS = frozenset({"keyword", "boolean", "integer", "float", "date"})
+
+
+def knn_mapping(dimension: int) -> dict[str, Any]:
+    """A ``knn_vector`` of ``dimension``: HNSW, cosine similarity, on the Lucene engine."""
     return {
         "type": "knn_vector",
         "dimension": dimension,
@@ -89,9 +102,17 @@ def _knn(dimension: int) -> dict[str, Any]:
     }
 
 
-def _scalar(kind: str) -> dict[str, Any]:
-    if kind == "keyword":
-        return {"type": "keyword"}
+def field_mapping(kind: str, dimension: int | None = None) -> dict[str, Any]:
+    """The mapping of a field of ``kind`` (see :mod:`toolsift.mappings.fields`); not ``nested``.
+
+    Args:
+        dimension: the embedding dimension, for a ``vector`` field.
+
+    Raises:
+        ToolsiftError: an unknown kind, or a ``vector`` field without a dimension.
+    """
+    if kind in _TYPED_KINDS:
+        return {"type": kind}
     if kind == "text":
         return {"type": "text", "analyzer": TEXT_ANALYZER}
     if kind == "text_keyword":
@@ -102,11 +123,17 @@ def _scalar(kind: str) -> dict[str, Any]:
         }
     if kind == "baseline_text":
         return {"type": "text", "analyzer": BASELINE_ANALYZER, "similarity": BASELINE_SIMILARITY}
-    if kind == "boolean":
-        return {"type": "boolean"}
+    if kind == "standard_text":
+        return {"type": "text"}
+    if kind == "standard_text_raw":
+        return {"type": "text", "fields": {"raw": {"type": "keyword", "ignore_above": 1024}}}
     if kind == "stored":
         return {"type": "object", "enabled": False}
-    raise ValueError(f"unknown field kind {kind!r}")
+    if kind == "vector":
+        if dimension is None:
+            raise ToolsiftError("a field of kind 'vector' needs the index's embedding dimension")
+        return knn_mapping(dimension)
+    raise ToolsiftError(f"unknown field kind {kind!r}")
 
 
 def build_mappings(dimension: int) -> dict[str, Any]:
@@ -123,15 +150,15 @@ def build_mappings(dimension: int) -> dict[str, Any]:
                 continue
             if kind == "nested":
                 if f.name == "parameters":
-                    sub = {p.name: _scalar(p.metadata["kind"]) for p in fields(ParameterDoc)}
+                    sub = {p.name: field_mapping(p.metadata["kind"]) for p in fields(ParameterDoc)}
                 else:  # examples: one sub-document per user intent
-                    sub = {"text": _scalar("text")}
-                sub["vector"] = _knn(dimension)
+                    sub = {"text": field_mapping("text")}
+                sub["vector"] = knn_mapping(dimension)
                 props[f.name] = {"type": "nested", "properties": sub}
                 continue
-            props[f.name] = _scalar(kind)
+            props[f.name] = field_mapping(kind)
             if f.metadata.get("vector"):
-                props[f"{f.name}_vector"] = _knn(dimension)
+                props[f"{f.name}_vector"] = knn_mapping(dimension)
     # Vectors stay out of _source: k-NN reads its own vector files, and every hit would otherwise
     # drag ~1.5 KB of JSON per vector through parsing (that tripled search latency).
     excludes = sorted(name for name, spec in props.items() if spec.get("type") == "knn_vector")
@@ -147,7 +174,7 @@ def build_settings(shards: int = 1, replicas: int = 0) -> dict[str, Any]:
             "number_of_replicas": replicas,
         },
         "analysis": _ANALYSIS,
-        "similarity": {BASELINE_SIMILARITY: {"type": "BM25", "k1": 1.5, "b": 0.75}},
+        "similarity": _SIMILARITY,
     }
 
 
@@ -173,3 +200,65 @@ def index_body(
         }
     }
     return {"settings": build_settings(shards, replicas), "mappings": mappings}
+
+
+# --- side indices: one flat record each, settings derived from its kinds ----------------------------
+
+#: Kinds analysed with the ``analysis`` section of :func:`build_settings`.
+_ANALYSED_KINDS = frozenset({"text", "text_keyword", "baseline_text"})
+
+
+def record_properties(record: type, *, dimension: int | None = None) -> dict[str, Any]:
+    """The ``properties`` of a flat record (no ``nested`` or ``vector=True`` fields): one per field,
+    in the record's order.
+
+    Args:
+        record: a dataclass whose fields are declared with :func:`~toolsift.mappings.fields.doc_field`.
+        dimension: the embedding dimension, when the record has a ``vector`` field.
+
+    Raises:
+        ToolsiftError: a field of a kind that needs more than one mapping entry, or see
+            :func:`field_mapping`.
+    """
+    props: dict[str, Any] = {}
+    for f in fields(record):
+        kind = f.metadata["kind"]
+        if kind == "nested" or f.metadata.get("vector"):
+            raise ToolsiftError(f"{record.__name__}.{f.name}: a side index record has only flat fields")
+        props[f.name] = field_mapping(kind, dimension)
+    return props
+
+
+def side_index_body(
+    record: type,
+    *,
+    schema: str,
+    schema_version: int,
+    dimension: int | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Settings and a strict mapping for a one-shard side index whose documents are ``record`` s.
+
+    The settings follow from the record's kinds: k-NN is enabled when it has a ``vector`` field, and
+    toolsift's analysis (and the baseline similarity) is defined when a field uses it.
+
+    Args:
+        record: the index's document record.
+        schema, schema_version: recorded in ``_meta.toolsift`` (``meta`` adds to them).
+        dimension: the embedding dimension, when the record has a ``vector`` field.
+    """
+    kinds = {f.metadata["kind"] for f in fields(record)}
+    index: dict[str, Any] = {"knn": True} if "vector" in kinds else {}
+    settings: dict[str, Any] = {"index": {**index, "number_of_shards": 1, "number_of_replicas": 0}}
+    if kinds & _ANALYSED_KINDS:
+        settings["analysis"] = _ANALYSIS
+    if "baseline_text" in kinds:
+        settings["similarity"] = _SIMILARITY
+    return {
+        "settings": settings,
+        "mappings": {
+            "dynamic": "strict",
+            "_meta": {"toolsift": {"schema": schema, "schema_version": schema_version, **(meta or {})}},
+            "properties": record_properties(record, dimension=dimension),
+        },
+    }

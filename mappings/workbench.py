@@ -5,50 +5,62 @@ not, with when and where it was made; its fields are typed for Dashboards (``jud
 ``query.raw``, ``query_set``, ``index``, ``tool_id``, ``tool_name``, ``agent_id``, ``relevant``,
 ``grade``, ``source``, ``weights_version``). ``toolsift-querysets`` holds one document per query set:
 its name, the index it judges, where it came from, and its queries with their relevant tools
-(stored, not indexed).
+(stored, not indexed). The mappings are derived from :class:`JudgmentDoc` and :class:`QuerySetDoc`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["WORKBENCH_SCHEMA_VERSION", "judgments_index_body", "query_sets_index_body"]
+from toolsift.mappings.fields import doc_field
+from toolsift.mappings.template import side_index_body
+
+__all__ = [
+    "WORKBENCH_SCHEMA_VERSION",
+    "JudgmentDoc",
+    "QuerySetDoc",
+    "judgments_index_body",
+    "query_sets_index_body",
+]
 
 WORKBENCH_SCHEMA_VERSION = 1
 
-_KEYWORD = {"type": "keyword"}
-_SETTINGS = {"index": {"number_of_shards": 1, "number_of_replicas": 0}}
+
+@dataclass(frozen=True)
+class JudgmentDoc:
+    """One person's verdict on one tool for one query of an index."""
+
+    judged_at: str = doc_field("date", default="")
+    query: str = doc_field("standard_text_raw", default="")
+    query_set: str | None = doc_field("keyword")
+    index: str = doc_field("keyword", default="")
+    tool_id: str = doc_field("keyword", default="")
+    tool_name: str | None = doc_field("keyword")
+    agent_id: str | None = doc_field("keyword")
+    relevant: bool = doc_field("boolean", default=False)
+    grade: int | None = doc_field("integer")
+    source: str | None = doc_field("keyword")
+    weights_version: str | None = doc_field("keyword")
+
+
+@dataclass(frozen=True)
+class QuerySetDoc:
+    """One query set: its queries and their relevant tools are stored, not indexed."""
+
+    name: str = doc_field("keyword", default="")
+    index: str = doc_field("keyword", default="")
+    origin: str = doc_field("keyword", default="")
+    created: str = doc_field("date", default="")
+    size: int = doc_field("integer", default=0)
+    queries: tuple[dict[str, Any], ...] = doc_field("stored", factory=tuple)
 
 
 def judgments_index_body() -> dict[str, Any]:
     """Settings and mappings of the judgments index."""
-    return {
-        "settings": _SETTINGS,
-        "mappings": {
-            "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "judgments", "schema_version": WORKBENCH_SCHEMA_VERSION}},
-            "properties": {
-                "judged_at": {"type": "date"},
-                "query": {"type": "text", "fields": {"raw": {"type": "keyword", "ignore_above": 1024}}},
-                "query_set": _KEYWORD, "index": _KEYWORD, "tool_id": _KEYWORD, "tool_name": _KEYWORD,
-                "agent_id": _KEYWORD, "relevant": {"type": "boolean"}, "grade": {"type": "integer"},
-                "source": _KEYWORD, "weights_version": _KEYWORD,
-            },
-        },
-    }
+    return side_index_body(JudgmentDoc, schema="judgments", schema_version=WORKBENCH_SCHEMA_VERSION)
 
 
 def query_sets_index_body() -> dict[str, Any]:
     """Settings and mappings of the query-sets index."""
-    return {
-        "settings": _SETTINGS,
-        "mappings": {
-            "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "querysets", "schema_version": WORKBENCH_SCHEMA_VERSION}},
-            "properties": {
-                "name": _KEYWORD, "index": _KEYWORD, "origin": _KEYWORD, "created": {"type": "date"},
-                "size": {"type": "integer"},
-                "queries": {"type": "object", "enabled": False},
-            },
-        },
-    }
+    return side_index_body(QuerySetDoc, schema="querysets", schema_version=WORKBENCH_SCHEMA_VERSION)

@@ -15,7 +15,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import NotFoundError
 
-__all__ = ["pipeline_templates", "render_pipeline", "ensure_pipelines", "pipeline_id", "layout_weights"]
+__all__ = ["pipeline_templates", "render_pipeline", "ensure_pipelines", "pipeline_id", "layout_weights", "HYBRID_LAYOUT"]
 
 _LEXICAL_SHARE = 0.5  # hybrid: the BM25 sub-query's share; the dense fields split the rest
 
@@ -30,6 +30,14 @@ def pipeline_templates() -> dict[str, dict[str, Any]]:
     return out
 
 
+#: Sub-queries of the candidate ``hybrid`` query (built by :mod:`toolsift.query.builder`), in order;
+#: the pipelines' weights follow this order.
+HYBRID_LAYOUT: dict[str, tuple[str, ...]] = {
+    "hybrid": ("lexical", "description", "response", "examples", "parameters"),
+    "minilm": ("description", "response", "examples", "parameters", "full_doc"),
+}
+
+
 def pipeline_id(alias: str, name: str, tag: str = "") -> str:
     """``<alias>-<name>``, or ``<alias>-<name>-<tag>`` for pipelines of one learned weight set."""
     return f"{alias}-{name}-{tag}" if tag else f"{alias}-{name}"
@@ -37,8 +45,6 @@ def pipeline_id(alias: str, name: str, tag: str = "") -> str:
 
 def layout_weights(name: str, field_weights: Mapping[str, float]) -> list[float] | None:
     """Sub-query weights for a min-max template, in the order of the builder's hybrid layout."""
-    from toolsift.query.builder import HYBRID_LAYOUT
-
     retriever = name.split("-", 1)[0]
     layout = HYBRID_LAYOUT.get(retriever)
     if layout is None or not name.endswith("minmax"):

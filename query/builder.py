@@ -18,45 +18,30 @@ argument) index. Lucene reports cosine similarity as ``(1 + cos) / 2``; it is ma
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from toolsift.config import FIELDS, Retriever
 from toolsift.errors import BadQueryError
 from toolsift.mappings import RERANK_SOURCE, F, rerank_text, vector_field
+from toolsift.opensearch import cap_terms, cosine_from_lucene
+from toolsift.plugin_scripts.pipelines import HYBRID_LAYOUT
 from toolsift.query.structured import NEED_FIELD_FOR, StructuredQuery
+from toolsift.records import FieldSignals, HitIdentity, Kind, ParameterMatch, kinds_for
 
 __all__ = [
-    "Kind",
     "Fusion",
-    "kinds_for",
-    "ParameterMatch",
-    "FieldSignals",
     "QueryBuilder",
     "parse_field_scores",
     "HIT_FIELDS",
     "PARAMETER_SOURCE",
     "fetch_spec",
-    "HitIdentity",
     "hit_identity",
-    "HYBRID_LAYOUT",
-    "cap_terms",
-    "cosine_from_lucene",
     "knn_score_query",
-    "TERM_BUDGET",
 ]
 
-Kind = Literal["bm25", "dense"]
 Fusion = Literal["minmax", "rrf"]
 Vectors = Mapping[str, Sequence[float]]
-
-#: Sub-queries of the candidate ``hybrid`` query, in order; the pipelines' weights follow this order.
-HYBRID_LAYOUT: dict[str, tuple[str, ...]] = {
-    "hybrid": ("lexical", "description", "response", "examples", "parameters"),
-    "minilm": ("description", "response", "examples", "parameters", "full_doc"),
-}
 
 #: Doc-value fields every hit returns. Identity comes from doc values with ``stored_fields: _none_``:
 #: each random stored-field load decompresses a whole block, which for 100 candidates was most of a
@@ -76,16 +61,6 @@ def fetch_spec(*, with_parameters: bool = False, with_documents: bool = False) -
     return {"stored_fields": "_none_", "docvalue_fields": HIT_FIELDS}
 
 
-@dataclass(frozen=True)
-class HitIdentity:
-    """Who a hit is: its document id, name, entity kind and owning agent."""
-
-    doc_id: str
-    name: str
-    entity: str
-    agent_id: str | None
-
-
 def hit_identity(hit: Mapping[str, Any]) -> HitIdentity:
     """Read a hit's identity from its doc values (``_id`` is absent without stored fields)."""
     values: Mapping[str, list[Any]] = hit.get("fields") or {}
@@ -102,96 +77,6 @@ def hit_identity(hit: Mapping[str, Any]) -> HitIdentity:
     return HitIdentity(
         doc_id=str(doc_id), name=first(f"{F.name}.keyword") or str(doc_id), entity=entity, agent_id=agent_id
     )
-
-
-def kinds_for(retriever: Retriever) -> tuple[Kind, ...]:
-    """The score kinds a retriever setting uses: BM25, dense cosine, or both."""
-    if retriever == "bm25":
-        return ("bm25",)
-    if retriever == "minilm":
-        return ("dense",)
-    if retriever == "hybrid":
-        return ("bm25", "dense")
-    raise BadQueryError(f"unknown retriever {retriever!r}; use bm25, minilm or hybrid")
-
-
-@dataclass(frozen=True)
-class ParameterMatch:
-    """How well one tool parameter is covered by the request's extracted arguments.
-
-    ``score`` is s_pj of MFTR Eq. 4: the best score of this parameter against any argument.
-    """
-
-    name: str
-    required: bool
-    score: float
-
-
-@dataclass(frozen=True)
-class FieldSignals:
-    """Everything the ranker needs about one candidate.
-
-    Args:
-        fields: kind → field → raw score (BM25 score, or cosine in [-1, 1]); for a field, the best
-            over tool needs. ``parameters`` is the mean of the per-parameter scores (MFTR Eq. 4).
-        parameters: kind → per-parameter matches, when the parameter list was fetched. With no
-            extracted arguments every parameter scores 0: nothing in the request covers it.
-        arguments: how many extracted arguments the query had.
-        document: the tool's text for a second-stage reranker (:func:`~toolsift.mappings.rerank_text`),
-            when it was fetched; empty otherwise.
-    """
-
-    doc_id: str
-    name: str
-    entity: str
-    agent_id: str | None
-    first_stage_score: float
-    first_stage_rank: int
-    fields: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    parameters: Mapping[str, tuple[ParameterMatch, ...]] = field(default_factory=dict)
-    parameter_names: tuple[tuple[str, bool], ...] = ()
-    arguments: int = 0
-    document: str = ""
-
-    def missing_required(
-        self, kinds: Iterable[str], is_missing: Callable[[str, int, ParameterMatch], bool]
-    ) -> tuple[str, ...]:
-        """Required parameters that ``is_missing(kind, position, match)`` flags for every kind, sorted.
-
-        Nothing is reported when a kind has no parameter matches (the list was not fetched).
-        """
-        missing: set[str] | None = None
-        for kind in kinds:
-            matches = self.parameters.get(kind, ())
-            if not matches:
-                return ()
-            names = {m.name for j, m in enumerate(matches) if m.required and is_missing(kind, j, m)}
-            missing = names if missing is None else missing & names
-        return tuple(sorted(missing or ()))
-
-
-#: Lucene refuses a query with more than 1024 term clauses in its whole tree (OpenSearch's default
-#: ``indices.query.bool.max_clause_count``); every BM25 text of one request shares this budget.
-TERM_BUDGET = 900
-_WORD = re.compile(r"\w+")
-
-
-def cap_terms(text: str, clauses: int = 1) -> str:
-    """``text`` cut after its share of :data:`TERM_BUDGET` when ``clauses`` BM25 texts share it.
-
-    A word may become two or three terms (identifier splitting keeps the original too), hence the
-    factor of 3. Requests that paste whole documents keep their beginning.
-    """
-    allowed = max(8, TERM_BUDGET // (3 * max(clauses, 1)))
-    for count, match in enumerate(_WORD.finditer(text), start=1):
-        if count == allowed:
-            return text[: match.end()]
-    return text
-
-
-def cosine_from_lucene(score: float) -> float:
-    """Lucene reports cosine similarity as (1 + cos) / 2; this gives cos back."""
-    return 2.0 * score - 1.0
 
 
 def knn_score_query(

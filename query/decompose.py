@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from toolsift.errors import BadQueryError
+from toolsift.errors import BadQueryError, ConfigError
 from toolsift.query.rewrite import MAX_TOOL_NEEDS
 from toolsift.query.structured import StructuredQuery, ToolNeed
 
@@ -67,7 +67,7 @@ def split_needs(text: str, *, max_needs: int = MAX_TOOL_NEEDS) -> list[str]:
         ["Find today's LeetCode challenge", 'save a walkthrough to /root/md/a.md.']
     """
     if max_needs < 1:
-        raise ValueError(f"max_needs must be at least 1, got {max_needs}")
+        raise ConfigError(f"max_needs must be at least 1, got {max_needs}")
     fragments: list[str] = []
     for sentence in _sentences(" ".join(text.split())):
         for clause in _CLAUSE.split(sentence):

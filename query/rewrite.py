@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from toolsift.errors import BadQueryError
 from toolsift.mappings import F
-from toolsift.query.builder import cap_terms
+from toolsift.opensearch import cap_terms
 from toolsift.query.structured import StructuredQuery
 
 if TYPE_CHECKING:
@@ -104,17 +104,14 @@ def parse_rewrite(value: object, text: str) -> StructuredQuery:
     """A rewrite answer as a :class:`StructuredQuery` whose ``text`` is the original request.
 
     Raises:
-        ValueError: not the rewrite format (no tool need, a need without text, more than
+        BadQueryError: not the rewrite format (no tool need, a need without text, more than
             :data:`MAX_TOOL_NEEDS` needs, an argument description that is not a string).
     """
     if not isinstance(value, Mapping):
-        raise ValueError("the rewrite must be a JSON object")
-    try:
-        query = StructuredQuery.from_dict(value, text=text)
-    except BadQueryError as exc:
-        raise ValueError(str(exc)) from exc
+        raise BadQueryError("the rewrite must be a JSON object")
+    query = StructuredQuery.from_dict(value, text=text)
     if len(query.tool_needs) > MAX_TOOL_NEEDS:
-        raise ValueError(f"at most {MAX_TOOL_NEEDS} tool needs, got {len(query.tool_needs)}")
+        raise BadQueryError(f"at most {MAX_TOOL_NEEDS} tool needs, got {len(query.tool_needs)}")
     return query
 
 
@@ -264,7 +261,7 @@ class QueryRewriter:
                 continue
             try:
                 return parse_rewrite(value, request)
-            except ValueError:
+            except BadQueryError:
                 continue  # an entry that is not a valid rewrite counts as a miss
         return None
 

@@ -27,7 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from toolsift.ranker.types import RankedAgent, RankedTool
+from toolsift.records import RankedAgent, RankedTool
+from toolsift.errors import BadQueryError
 
 __all__ = [
     "MERGE_RULES",
@@ -115,9 +116,9 @@ def merge_steps(
         ['agent:files', 'agent:news', 'agent:desk']
     """
     if rule not in MERGE_RULES:
-        raise ValueError(f"unknown merge rule {rule!r}; use one of {', '.join(MERGE_RULES)}")
+        raise BadQueryError(f"unknown merge rule {rule!r}; use one of {', '.join(MERGE_RULES)}")
     if top_k < 1:
-        raise ValueError(f"top_k must be at least 1, got {top_k}")
+        raise BadQueryError(f"top_k must be at least 1, got {top_k}")
     names: dict[str, str] = {}
     steps: dict[str, list[int]] = {}
     scores: dict[str, list[float]] = {}
@@ -191,7 +192,7 @@ def decide_level(
         'agent'
     """
     if min_tools < 1:
-        raise ValueError(f"min_tools must be at least 1, got {min_tools}")
+        raise BadQueryError(f"min_tools must be at least 1, got {min_tools}")
     owned: dict[str, list[RankedTool]] = {}
     for tool in tools:
         if tool.entity == "tool" and tool.agent_id:

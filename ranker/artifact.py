@@ -64,9 +64,9 @@ class WeightsArtifact:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, path: Path | None = None) -> WeightsArtifact:
-        """An artifact from its :meth:`to_dict` form; raises ValueError / KeyError when malformed."""
+        """An artifact from its :meth:`to_dict` form; raises ConfigError / ValueError / KeyError when malformed."""
         if data.get("format") != FORMAT:
-            raise ValueError(f"format is {data.get('format')!r}, expected {FORMAT!r}")
+            raise ConfigError(f"format is {data.get('format')!r}, expected {FORMAT!r}")
         return cls(
             weights=MFTRWeights.from_dict(data["weights"]),
             config=data.get("config") or {},
@@ -135,5 +135,5 @@ def load_artifact(path: str | Path) -> WeightsArtifact:
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
         return WeightsArtifact.from_dict(data, path=file)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ConfigError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"weights: {file} is not a toolsift weights artifact ({exc})") from exc

@@ -81,7 +81,7 @@ def active_weights(info: IndexInfo) -> WeightsArtifact | None:
     try:
         path = Path(record["path"]) if record.get("path") else None
         return WeightsArtifact.from_dict(record, path=path)
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ConfigError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(
             f"index {info.index!r}: _meta.toolsift.{ACTIVE_WEIGHTS_KEY} is not a weights artifact ({exc}); "
             "push weights again from the workbench or clear them"

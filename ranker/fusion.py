@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from toolsift.config import FIELDS
-from toolsift.query.builder import FieldSignals
-from toolsift.ranker.types import RankedTool
+from toolsift.records import FieldSignals
+from toolsift.records import RankedTool
 
 __all__ = ["FieldWeightRanker", "min_max"]
 

@@ -25,46 +25,10 @@ from opensearchpy.exceptions import NotFoundError
 
 from toolsift.errors import ConfigError
 from toolsift.mappings.history import history_alias
-from toolsift.query.builder import cap_terms, cosine_from_lucene
+from toolsift.opensearch import cap_terms, cosine_from_lucene
+from toolsift.records import Bundle
 
-__all__ = ["Bundle", "PastQuery", "History", "AcquiredBundle", "HistoryStore"]
-
-
-@dataclass(frozen=True)
-class Bundle:
-    """A historical tool bundle: tools that were used together (a ToolLens scene, a logged answer)."""
-
-    bundle_id: str
-    tools: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class PastQuery:
-    """A past request and the bundle it was answered with."""
-
-    query_id: str
-    text: str
-    bundle_id: str
-
-
-@dataclass(frozen=True)
-class History:
-    """Bundles and past queries, as read from a query log or a benchmark's train split."""
-
-    bundles: dict[str, Bundle]
-    queries: tuple[PastQuery, ...]
-    source: str = ""
-
-    def without(self, query_ids: set[str]) -> History:
-        """The same history minus some past queries (held out for calibration)."""
-        return History(self.bundles, tuple(q for q in self.queries if q.query_id not in query_ids), self.source)
-
-    def queries_of(self) -> dict[str, list[str]]:
-        """bundle id → its past query texts, in log order."""
-        out: dict[str, list[str]] = defaultdict(list)
-        for q in self.queries:
-            out[q.bundle_id].append(q.text)
-        return out
+__all__ = ["AcquiredBundle", "HistoryStore"]
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from typing import Any
 import torch
 
 from toolsift.config import FIELDS
-from toolsift.query.builder import FieldSignals, ParameterMatch
-from toolsift.ranker.types import RankedTool
+from toolsift.records import FieldSignals, ParameterMatch
+from toolsift.records import RankedTool
 
 __all__ = ["MFTRWeights", "FeatureBatch", "MFTRModel", "MFTRRanker", "features", "normalise_columns", "ALPHA"]
 

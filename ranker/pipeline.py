@@ -26,7 +26,8 @@ from toolsift.errors import ConfigError
 from toolsift.ranker.fusion import min_max
 from toolsift.ranker.protocol import RankedResult, RankRequest, RankResponse
 from toolsift.ranker.rerankers import Reranker
-from toolsift.ranker.types import RankedTool, Ranker
+from toolsift.ranker.types import Ranker
+from toolsift.records import RankedTool
 
 __all__ = ["RankingPipeline", "BasePass", "candidate_text"]
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolsift.query.builder import FieldSignals, ParameterMatch
+from toolsift.records import FieldSignals, ParameterMatch
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.types import RankedTool
+from toolsift.records import RankedTool
 
 __all__ = [
     "MAX_CANDIDATES",
@@ -28,6 +28,7 @@ __all__ = [
     "RankRequest",
     "RankedResult",
     "RankResponse",
+    "RankingService",
 ]
 
 #: Most candidates one request may carry (the first stage returns at most 1000).
@@ -209,3 +210,13 @@ class RankResponse(BaseModel):
             for c in ordered[: request.top_k]
         ]
         return RankResponse(results=results, ranker="first-stage", degraded=True, degraded_reason=reason)
+
+
+class RankingService(Protocol):
+    """The one ranker the search path calls: in-process (:class:`~toolsift.ranker.pipeline.RankingPipeline`)
+    or over HTTP (:class:`~toolsift.ranker.client.RemoteRanker`), with the same request and answer."""
+
+    @property
+    def name(self) -> str: ...
+
+    def rank(self, request: RankRequest) -> RankResponse: ...

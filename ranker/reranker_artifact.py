@@ -108,7 +108,7 @@ def read_artifact(path: Path) -> RerankerArtifact:
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
         if data.get("format") != RERANKER_FORMAT:
-            raise ValueError(f"format is {data.get('format')!r}, expected {RERANKER_FORMAT!r}")
+            raise ConfigError(f"format is {data.get('format')!r}, expected {RERANKER_FORMAT!r}")
         return RerankerArtifact(
             kind=str(data["kind"]),
             base_model=str(data["base_model"]),
@@ -121,7 +121,7 @@ def read_artifact(path: Path) -> RerankerArtifact:
             created=str(data.get("created", "")),
             path=file,
         )
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ConfigError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"reranker: {file} is not a toolsift reranker artifact ({exc})") from exc
 
 

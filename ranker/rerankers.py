@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol
 
 import torch
 
-from toolsift.embedding import resolve_device
+from toolsift.embedding import no_progress_bars, resolve_device
 from toolsift.errors import ConfigError
 
 __all__ = [
@@ -207,7 +207,8 @@ def _quiet_loading() -> Iterator[None]:
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
     st_logger.setLevel(logging.ERROR)
     try:
-        yield
+        with no_progress_bars():
+            yield
     finally:
         hf_logging.set_verbosity(verbosity)
         st_logger.setLevel(level)

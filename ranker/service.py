@@ -49,7 +49,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from toolsift.errors import BadQueryError, ToolsiftError
+from toolsift.errors import BadQueryError, ConfigError, ToolsiftError
 from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest, RankResponse
 
@@ -153,7 +153,7 @@ class MicroBatcher:
         on_batch: Callable[[int, int, float], None] | None = None,
     ) -> None:
         if max_pairs < 1:
-            raise ValueError(f"max_pairs must be at least 1, got {max_pairs}")
+            raise ConfigError(f"max_pairs must be at least 1, got {max_pairs}")
         self._score = score
         self.max_pairs = max_pairs
         self.wait_s = max(0.0, wait_s)

@@ -16,8 +16,9 @@ import torch
 
 from toolsift.config import FIELDS
 from toolsift.embedding import resolve_device
-from toolsift.query.builder import FieldSignals
+from toolsift.records import FieldSignals
 from toolsift.ranker.mftr import ALPHA, FeatureBatch, MFTRModel, MFTRWeights, features
+from toolsift.errors import ConfigError
 
 __all__ = ["TrainingQuery", "TrainingConfig", "TrainingOutcome", "train_mftr", "pick_device"]
 
@@ -101,7 +102,7 @@ def train_mftr(
     pos, neg = _pairs(queries, kinds, config.features)
     n = int(pos.fields.shape[0])
     if n == 0:
-        raise ValueError("no training pairs: every training query needs a relevant tool and a negative")
+        raise ConfigError("no training pairs: every training query needs a relevant tool and a negative")
     pos, neg = pos.to(device), neg.to(device)
     initial = MFTRWeights.initial(
         kinds,

@@ -1,18 +1,39 @@
 """The search backend: one request in, one ranked answer out, whoever asks (CLI, workbench, API).
 
-Tool search over the multi-field index (:class:`Searcher`), Tool-to-Agent retrieval
-(:mod:`toolsift.search.agents`), precise tool sets (:class:`SetRecommender`) and the query log.
+:class:`SearchBackend` takes a :class:`SearchRequest` (query, steps, level, top_k, weights and
+reranker choices) and answers a :class:`SearchResponse`. Behind it: request shaping (steps,
+decomposition, instruction, rewrite; :mod:`~toolsift.search.shaping`), tool search over the
+multi-field index (:class:`Searcher`), Tool-to-Agent retrieval (:mod:`~toolsift.search.agents`),
+precise tool sets (:class:`SetRecommender`) and the query log.
 """
 
 from __future__ import annotations
 
+from toolsift.search.backend import SearchBackend
 from toolsift.search.querylog import QueryLog
-from toolsift.search.searcher import Level, Method, RequestedLevel, SearchResult, Searcher, tool_to_dict
-from toolsift.search.sets import SetRecommender, SetResult
+from toolsift.search.records import (
+    Level,
+    Method,
+    RequestedLevel,
+    SearchLevel,
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+    SetResult,
+    StepRanking,
+    tool_to_dict,
+)
+from toolsift.search.searcher import Searcher
+from toolsift.search.sets import SetRecommender
 
 __all__ = [
-    "Searcher",
+    "SearchBackend",
+    "SearchRequest",
+    "SearchResponse",
     "SearchResult",
+    "SearchLevel",
+    "StepRanking",
+    "Searcher",
     "Method",
     "Level",
     "RequestedLevel",

@@ -24,28 +24,32 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolsift.errors import BadQueryError, IndexMismatchError
 from toolsift.mappings import F, vector_field
-from toolsift.plugin_scripts.pipelines import pipeline_id
-from toolsift.query.builder import cap_terms, fetch_spec, hit_identity, kinds_for
+from toolsift.opensearch import cap_terms
+from toolsift.query.builder import fetch_spec, hit_identity
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.agents import MergeRule, aggregate_to_agents, merge_steps
-from toolsift.ranker.types import RankedAgent, RankedTool
+from toolsift.records import RankedAgent, RankedTool, kinds_for
+from toolsift.search.records import StepRanking
 
 if TYPE_CHECKING:
-    from toolsift.config import Retriever
-    from toolsift.search.searcher import Searcher
+    from opensearchpy import OpenSearch
+
+    from toolsift.config import Retriever, Settings
+    from toolsift.embedding import Embedder
+    from toolsift.mappings.index import IndexInfo
 
 __all__ = [
     "JOINT_PIPELINE",
     "MEMO_SIZE",
     "Representation",
-    "StepRanking",
     "AgentAnswer",
     "step_texts",
     "joint_body",
+    "StepSource",
     "StepRetriever",
     "search_agents",
 ]
@@ -97,21 +101,6 @@ def joint_body(
 
 
 @dataclass(frozen=True)
-class StepRanking:
-    """One step's joint ranking: its entities (scores in [0, 1]) and their owners by Algorithm 1."""
-
-    text: str
-    entities: tuple[RankedTool, ...]
-    agents: tuple[RankedAgent, ...]
-
-    def to_dict(self, top: int = 5) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "agents": [{"id": a.agent_id, "name": a.name, "score": round(a.score, 4)} for a in self.agents[:top]],
-        }
-
-
-@dataclass(frozen=True)
 class AgentAnswer:
     """Step-wise Tool-to-Agent retrieval: the merged agents and tools, and every step's ranking."""
 
@@ -138,6 +127,20 @@ def _min_max(entities: list[RankedTool]) -> list[RankedTool]:
     ]
 
 
+class StepSource(Protocol):
+    """What step-wise retrieval needs of a searcher (:class:`~toolsift.search.searcher.Searcher` is one):
+    its client, settings, embedder, index, search pipelines and agent names."""
+
+    client: OpenSearch
+    settings: Settings
+    embedder: Embedder | None
+    index: IndexInfo
+
+    def pipeline(self, name: str) -> str: ...
+
+    def agent_names(self, tools: Sequence[RankedTool]) -> dict[str, str]: ...
+
+
 class StepRetriever:
     """Runs the joint first stage and Algorithm 1 for single steps on one index, remembering answers.
 
@@ -150,7 +153,7 @@ class StepRetriever:
         IndexMismatchError: at construction, when the index predates the ``overview`` field.
     """
 
-    def __init__(self, searcher: Searcher, *, representation: Representation = "overview") -> None:
+    def __init__(self, searcher: StepSource, *, representation: Representation = "overview") -> None:
         from toolsift.mappings.index import IndexManager
 
         self.searcher = searcher

@@ -25,7 +25,7 @@ from toolsift.mappings.querylog import query_log_index_body
 from toolsift.opensearch import ensure_index
 
 if TYPE_CHECKING:
-    from toolsift.search.searcher import SearchResult
+    from toolsift.search.records import SearchResult
 
 __all__ = ["QueryLog", "log_record"]
 

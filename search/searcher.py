@@ -9,119 +9,34 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Literal
 
 from opensearchpy import OpenSearch
 
-from toolsift.search.agents import StepRanking, StepRetriever, search_agents
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError
 from toolsift.mappings import F
 from toolsift.mappings.index import IndexInfo, IndexManager
+from toolsift.opensearch import cosine_from_lucene
 from toolsift.plugin_scripts.pipelines import ensure_pipelines
-from toolsift.query.builder import (
-    FieldSignals,
-    Kind,
-    QueryBuilder,
-    cosine_from_lucene,
-    hit_identity,
-    kinds_for,
-    parse_field_scores,
-)
+from toolsift.query.builder import QueryBuilder, hit_identity, parse_field_scores
 from toolsift.query.structured import StructuredQuery
-from toolsift.search.querylog import QueryLog
 from toolsift.ranker.agents import AUTO_MIN_TOOLS, MergeRule, decide_level
 from toolsift.ranker.artifact import WeightsArtifact, load_artifact
 from toolsift.ranker.deploy import active_weights
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.mftr import MFTRRanker
 from toolsift.ranker.pipeline import RankingPipeline
-from toolsift.ranker.protocol import RankRequest, RankResponse
-from toolsift.ranker.types import RankedAgent, RankedTool, Ranker, RankingService
+from toolsift.ranker.protocol import RankingService, RankRequest, RankResponse
+from toolsift.ranker.types import Ranker
+from toolsift.records import FieldSignals, Kind, RankedTool, kinds_for
+from toolsift.search.agents import StepRetriever, search_agents
+from toolsift.search.querylog import QueryLog
+from toolsift.search.records import Method, RequestedLevel, SearchResult
 
-__all__ = ["Searcher", "SearchResult", "Method", "Level", "RequestedLevel", "tool_to_dict"]
-
-Method = Literal["multi-field", "full-doc"]
-#: What an answer holds: tools, or agents (Tool-to-Agent retrieval).
-Level = Literal["tool", "agent"]
-#: What a search asks for: ``auto`` answers with agents when several of an agent's tools make the
-#: tool answer (:func:`~toolsift.ranker.agents.decide_level`), else with the tools.
-RequestedLevel = Literal["tool", "agent", "auto"]
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """A ranked answer plus how it was produced.
-
-    ``timings`` (milliseconds): ``encode`` (query embedding), ``candidates`` and ``field_scores``
-    (OpenSearch round trips, HTTP included), ``rank`` (the ranker), ``total``.
-
-    At agent level ``steps`` holds each step's own ranking (one step: direct querying) and every
-    agent says which steps reached it; ``requested_level`` is what was asked (``auto`` resolves
-    to ``level``, with ``level_reason``).
-    """
-
-    query: StructuredQuery
-    method: Method
-    retriever: Retriever
-    level: Level
-    tools: tuple[RankedTool, ...]
-    agents: tuple[RankedAgent, ...] = ()
-    timings: Mapping[str, float] = field(default_factory=dict)
-    index: str = ""
-    ranker: str = ""
-    reranker: str | None = None
-    degraded: bool = False
-    degraded_reason: str | None = None
-    steps: tuple[StepRanking, ...] = ()
-    requested_level: RequestedLevel | None = None
-    level_reason: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "query": self.query.text,
-            "structured_query": self.query.to_dict(),
-            "method": self.method,
-            "retriever": self.retriever,
-            "level": self.level,
-            "requested_level": self.requested_level or self.level,
-            "level_reason": self.level_reason,
-            "steps": [{"step": i + 1, **s.to_dict()} for i, s in enumerate(self.steps)],
-            "index": self.index,
-            "ranker": self.ranker,
-            "reranker": self.reranker,
-            "degraded": self.degraded,
-            "degraded_reason": self.degraded_reason,
-            "timings_ms": {k: round(v, 2) for k, v in self.timings.items()},
-            "tools": [tool_to_dict(t, i + 1) for i, t in enumerate(self.tools)],
-            "agents": [
-                {"rank": a.rank, "id": a.agent_id, "name": a.name, "score": round(a.score, 6), "via": list(a.via),
-                 "steps": list(a.steps), "step_scores": [round(v, 4) for v in a.step_scores]}
-                for a in self.agents
-            ],
-        }
-
-
-def tool_to_dict(t: RankedTool, rank: int) -> dict[str, Any]:
-    """One ranked tool as JSON (``toolsift search --json``, the query log, the workbench)."""
-    return {
-        "rank": rank,
-        "id": t.doc_id,
-        "name": t.name,
-        "entity": t.entity,
-        "agent_id": t.agent_id,
-        "score": round(t.score, 6),
-        "base_score": None if t.base_score is None else round(t.base_score, 6),
-        "reranker_score": None if t.reranker_score is None else round(t.reranker_score, 6),
-        "field_scores": {k: round(v, 4) for k, v in t.field_scores.items()},
-        "contributions": {k: round(v, 4) for k, v in t.contributions.items()},
-        "raw_scores": {k: {f: round(s, 4) for f, s in v.items()} for k, v in t.raw_scores.items()},
-        "missing_required_parameters": list(t.missing_required),
-        "first_stage_rank": t.first_stage_rank,
-    }
-
+__all__ = ["Searcher"]
 
 class Searcher:
     """Searches one toolsift index.

@@ -11,33 +11,34 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from toolsift.config import Retriever
 from toolsift.embedding import Embedder
-from toolsift.errors import BadQueryError
+from toolsift.errors import BadQueryError, ConfigError
 from toolsift.ingest.history import index_history
 from toolsift.mappings import F, vector_field
 from toolsift.mappings.history import history_alias
-from toolsift.query.builder import cosine_from_lucene, knn_score_query
+from toolsift.opensearch import cosine_from_lucene
+from toolsift.query.builder import knn_score_query
 from toolsift.query.decompose import split_needs
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.history import History, HistoryStore
+from toolsift.ranker.history import HistoryStore
 from toolsift.ranker.ptr import (
     PTRConfig,
     SetCandidate,
     SetEvidence,
-    ToolSet,
     calibrate,
     calibrate_cold,
     recommend_set,
 )
-from toolsift.search.searcher import Method, Searcher
+from toolsift.records import History
+from toolsift.search.records import Method, SetResult
+from toolsift.search.searcher import Searcher
 
-__all__ = ["SetRecommender", "SetResult", "build_history", "encode_past_queries", "DEFAULT_SET_DEPTH", "DEFAULT_CALIBRATION_QUERIES"]
+__all__ = ["SetRecommender", "build_history", "encode_past_queries", "DEFAULT_SET_DEPTH", "DEFAULT_CALIBRATION_QUERIES"]
 
 #: How many retrieved tools the set decision sees. The hybrid query min-max normalises each
 #: sub-query over this many hits: 100 beat 30 by 0.008 TRACC on ToolLens training queries.
@@ -48,20 +49,6 @@ DEFAULT_CALIBRATION_QUERIES = 300
 _PER_NEED_DEPTH = 20
 # Bundles whose tools get co-occurrence counts and vectors: the best few by each acquisition signal.
 _BUNDLES_EXAMINED = 3
-
-
-@dataclass(frozen=True)
-class SetResult:
-    """A recommended set, with the parameters that decided it and where the time went."""
-
-    tool_set: ToolSet
-    config: PTRConfig
-    history: bool
-    timings: dict[str, float] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.tool_set.to_dict(), "history": self.history, "ptr": self.config.to_dict(),
-                "timings_ms": {k: round(v, 2) for k, v in self.timings.items()}}
 
 
 class SetRecommender:
@@ -86,7 +73,7 @@ class SetRecommender:
         depth: int = DEFAULT_SET_DEPTH,
     ) -> None:
         if searcher.embedder is None:
-            raise ValueError("set recommendation needs the searcher's embedding model (coverage is a cosine)")
+            raise ConfigError("set recommendation needs the searcher's embedding model (coverage is a cosine)")
         self.searcher = searcher
         self.embedder = searcher.embedder
         self.history = history
@@ -222,7 +209,7 @@ def build_history(
     """
     client, alias, embedder = searcher.client, searcher.settings.index, searcher.embedder
     if embedder is None:
-        raise ValueError("building a history needs the searcher's embedding model")
+        raise ConfigError("building a history needs the searcher's embedding model")
     started = time.perf_counter()
     names = {}  # bundle texts carry tool names: fetch them from the catalog
     tool_ids = sorted({t for b in history.bundles.values() for t in b.tools})

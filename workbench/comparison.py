@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolsift.config import Retriever
 from toolsift.evaluation.metrics import evaluate_per_query
-from toolsift.query.builder import FieldSignals
+from toolsift.records import FieldSignals
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.mftr import FeatureBatch, MFTRRanker
 from toolsift.ranker.pipeline import RankingPipeline

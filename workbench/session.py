@@ -1,7 +1,8 @@
 """One workbench: the searcher of one index, the weights being tuned, and what it keeps between calls.
 
 Every operation of the web app is a method here, so the routes (:mod:`.app`) only translate HTTP.
-Searches go through :meth:`Searcher.search_with_candidates` with ``source="ui"``, so they are logged
+Searches go through the search backend (:class:`~toolsift.search.SearchBackend`, asking for the
+candidates) with ``source="ui"``, so they are logged
 like any other search when the ``query_log`` setting is on; the candidates they return are kept (the
 last :data:`KEEP_SEARCHES` searches) so sliders re-rank them without a round trip.
 """
@@ -23,14 +24,14 @@ from toolsift.embedding import Embedder
 from toolsift.evaluation.evalruns import EvalRunLog
 from toolsift.errors import BadQueryError
 from toolsift.mappings import F
-from toolsift.query.builder import FieldSignals
+from toolsift.records import FieldSignals
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.artifact import WeightsArtifact, load_artifact
 from toolsift.ranker.deploy import PushReport, clear_weights, push_weights
 from toolsift.ranker.mftr import MFTRWeights
 from toolsift.ranker.pipeline import RankingPipeline
-from toolsift.ranker.types import RankedTool
-from toolsift.search import SearchResult, Searcher, tool_to_dict
+from toolsift.records import RankedTool
+from toolsift.search import SearchBackend, SearchRequest, SearchResult, tool_to_dict
 from toolsift.workbench.comparison import Comparison, SetCandidates, compare, gather_candidates
 from toolsift.workbench.judgments import Judgment, JudgmentStore
 from toolsift.workbench.metrics import eval_run_series, latency_series
@@ -84,11 +85,14 @@ class Workbench:
         self._set_candidates: dict[str, SetCandidates] = {}
         self.judgments = JudgmentStore.open(client, settings.judgments_index)
         self.query_sets = QuerySetStore.open(client, settings.query_sets_index)
+        #: Every search goes through the one backend (logged as ``ui``).
+        self.backend = SearchBackend(client, settings, embedder=embedder, source="ui")
         self._load_searcher()
 
     # --- state ------------------------------------------------------------------------------------
     def _load_searcher(self) -> None:
-        self.searcher = Searcher(self.client, self.settings, self.embedder, source="ui")
+        self.backend.forget()
+        self.searcher = self.backend.searcher()
         ranking = self.searcher.ranking
         self.reranking: RankingPipeline | None = None
         if isinstance(ranking, RankingPipeline) and ranking.reranker is not None:
@@ -149,8 +153,9 @@ class Workbench:
         if not 1 <= top_k <= 100:
             raise BadQueryError(f"top_k must be within 1..100, got {top_k}")
         with self._lock:
-            request, source = self._structured(text)
-            result, candidates = self.searcher.search_with_candidates(request, top_k=top_k)
+            answer = self.backend.search(SearchRequest(query=text, rewrite=self.rewrite, top_k=top_k, candidates=True))
+            result, candidates, source = answer.result, answer.candidates, answer.rewrite_source
+            assert result is not None
             search_id = uuid.uuid4().hex[:16]
             kept = _Kept(text, result.query, source, tuple(candidates), result, top_k)
             self._searches[search_id] = kept
@@ -186,21 +191,11 @@ class Workbench:
 
     def recommend_set(self, search_id: str) -> dict[str, Any]:
         """PTR's precise set for the kept search's request (history when the index has one)."""
-        from toolsift.ranker.history import HistoryStore
-        from toolsift.search.sets import SetRecommender
-
         with self._lock:
             kept = self._kept(search_id)
-            history = HistoryStore(self.client, self.alias) if HistoryStore.exists(self.client, self.alias) else None
-            answer = SetRecommender(self.searcher, history).recommend(kept.structured)
-        return {"search_id": search_id, **answer.to_dict()}
-
-    def _structured(self, text: str) -> tuple[str | StructuredQuery, str]:
-        if not self.rewrite:
-            return text, "off"
-        from toolsift.query.rewrite import rewrite_request
-
-        return rewrite_request(self.client, self.settings, text)
+            answer = self.backend.search(SearchRequest(query=kept.query, structured=kept.structured, level="set"))
+        assert answer.tool_set is not None
+        return {"search_id": search_id, **answer.tool_set.to_dict()}
 
     def _kept(self, search_id: str) -> _Kept:
         kept = self._searches.get(search_id)

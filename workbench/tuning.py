@@ -22,13 +22,13 @@ import torch
 
 from toolsift.config import FIELDS, Retriever
 from toolsift.errors import BadQueryError
-from toolsift.query.builder import FieldSignals, kinds_for
+from toolsift.records import FieldSignals, kinds_for
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.mftr import FeatureBatch, MFTRRanker, MFTRWeights
 from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest
 from toolsift.ranker.rerankers import Reranker
-from toolsift.ranker.types import RankedTool
+from toolsift.records import RankedTool
 
 __all__ = ["Proposal", "current_weights", "parse_weights", "slider_ranges", "rank_with", "CachedReranker"]
 

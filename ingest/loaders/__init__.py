@@ -1,10 +1,12 @@
 """Catalog loaders: one module per catalog format, and the registry that picks one for a file.
 
-Every loader module exposes ``NAME``, ``detect(path) -> bool`` (cheap sniffing of the file name and
-its first bytes or first record) and ``load(path) -> Iterator[LoadedRecord]``. A loader raises
-:class:`~toolsift.errors.CatalogError` only for a whole-file problem (missing, not valid JSON, wrong
-top-level shape); a bad record is yielded as a :class:`~toolsift.ingest.records.RejectedRecord`, and
-everything else about a record is validated by normalisation.
+Every format is a :class:`~toolsift.ingest.loaders.base.CatalogLoader` (its module's ``LOADER``, with
+``NAME``, ``detect`` and ``load`` also at module level): ``detect(path) -> bool`` sniffs the file name
+and its first bytes or first record cheaply, ``load(path) -> Iterator[LoadedRecord]`` streams the
+records. A loader raises :class:`~toolsift.errors.CatalogError` only for a whole-file problem
+(missing, not valid JSON, wrong top-level shape); a bad record is yielded as a
+:class:`~toolsift.ingest.records.RejectedRecord`, and everything else about a record is validated by
+normalisation.
 """
 
 from __future__ import annotations
@@ -12,32 +14,24 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Protocol
 
 from toolsift.errors import CatalogError
 from toolsift.ingest.loaders import beir, mcp, mftr, openai_functions, openapi, toolret
-from toolsift.ingest.loaders._common import read_json, require_file
+from toolsift.ingest.loaders.base import CatalogLoader
+from toolsift.ingest.loaders.files import read_json, require_file
 from toolsift.ingest.records import LoadedRecord
 
 __all__ = ["CatalogLoader", "LOADERS", "get_loader", "detect_format", "load_catalog"]
 
 
-class CatalogLoader(Protocol):
-    """What a loader module provides."""
-
-    NAME: str
-
-    def detect(self, path: Path) -> bool: ...
-
-    def load(self, path: Path) -> Iterator[LoadedRecord]: ...
-
-
-def _registry(*modules: CatalogLoader) -> Mapping[str, CatalogLoader]:
-    return MappingProxyType({module.NAME: module for module in modules})
+def _registry(*loaders: CatalogLoader) -> Mapping[str, CatalogLoader]:
+    return MappingProxyType({loader.NAME: loader for loader in loaders})
 
 
 #: Loaders by format name, in detection priority (the most specific shapes first).
-LOADERS: Mapping[str, CatalogLoader] = _registry(mftr, toolret, mcp, openai_functions, openapi, beir)
+LOADERS: Mapping[str, CatalogLoader] = _registry(
+    mftr.LOADER, toolret.LOADER, mcp.LOADER, openai_functions.LOADER, openapi.LOADER, beir.LOADER
+)
 
 
 def _known() -> str:

@@ -11,77 +11,60 @@ no usable ``_id``, is yielded as a :class:`RejectedRecord`; blank lines are skip
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from toolsift.errors import CatalogError
-from toolsift.ingest.loaders._common import (
-    catalog_label,
-    first_jsonl_record,
-    id_text,
-    require_file,
-    type_name,
-)
+from toolsift.ingest.loaders.base import CatalogLoader, not_expected, record_id
+from toolsift.ingest.loaders.files import first_jsonl_record, json_message, read_lines
 from toolsift.ingest.records import LoadedRecord, RawTool, RejectedRecord
 
-__all__ = ["NAME", "detect", "load"]
-
-NAME = "beir"
+__all__ = ["BeirLoader", "LOADER", "NAME", "detect", "load"]
 
 
-def detect(path: Path) -> bool:
-    """True for a ``.jsonl`` file whose first record has ``_id`` and ``text`` or ``title``."""
-    if path.suffix.lower() != ".jsonl":
-        return False
-    first = first_jsonl_record(path)
-    return isinstance(first, dict) and "_id" in first and ("text" in first or "title" in first)
+class BeirLoader(CatalogLoader):
+    """One :class:`RawTool` per line, streaming.
 
-
-def load(path: Path) -> Iterator[LoadedRecord]:
-    """Yield one :class:`RawTool` per line, streaming.
-
-    Raises:
+    Raises (while loading):
         CatalogError: the file is missing or cannot be read.
     """
-    require_file(path)
-    source = catalog_label(path, NAME)
-    try:
-        with open(path, "rb") as handle:
-            for number, raw_line in enumerate(handle, start=1):
-                yield from _line(source, number, raw_line)
-    except OSError as exc:
-        raise CatalogError(f"catalog file {str(path)!r} cannot be read: {exc.strerror}") from exc
+
+    NAME = "beir"
+    SUFFIXES = (".jsonl",)
+
+    def sniff(self, path: Path) -> bool:
+        """The first record has ``_id`` and ``text`` or ``title``."""
+        first = first_jsonl_record(path)
+        return isinstance(first, dict) and "_id" in first and ("text" in first or "title" in first)
+
+    def records(self, path: Path, source: str) -> Iterator[LoadedRecord]:
+        for number, raw_line in read_lines(path):
+            record = _line(source, number, raw_line)
+            if record is not None:
+                yield record
 
 
-def _line(source: str, number: int, raw_line: bytes) -> Iterator[LoadedRecord]:
+def _line(source: str, number: int, raw_line: bytes) -> LoadedRecord | None:
+    """The line's tool, or why it is rejected; None for a blank line."""
     position = f"line {number}"
     try:
         line = raw_line.decode("utf-8-sig" if number == 1 else "utf-8").strip()
     except UnicodeDecodeError as exc:
-        yield RejectedRecord(source, position, f"not UTF-8 text (byte {exc.start})")
-        return
+        return RejectedRecord(source, position, f"not UTF-8 text (byte {exc.start})")
     if not line:
-        return
+        return None
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        what = re.sub(r"\s+at$", "", exc.msg)
-        yield RejectedRecord(source, position, f"not valid JSON: {what} at column {exc.colno}")
-        return
+        return RejectedRecord(source, position, f"not valid JSON: {json_message(exc)} at column {exc.colno}")
     if not isinstance(record, dict):
-        yield RejectedRecord(source, position, f"expected an object, got {type_name(record)}")
-        return
-    if "_id" not in record:
-        yield RejectedRecord(source, position, "the record has no _id", field="_id")
-        return
-    tool_id = id_text(record["_id"])
-    if tool_id is None:
-        yield RejectedRecord(
-            source,
-            position,
-            f"_id must be a string or an integer, got {type_name(record['_id'])}",
-            field="_id",
-        )
-        return
-    yield RawTool(source, position, record, tool_id, None)
+        return not_expected(source, position, record)
+    tool_id = record_id(source, position, record, "_id", "_id")
+    if isinstance(tool_id, RejectedRecord):
+        return tool_id
+    return RawTool(source, position, record, tool_id, None)
+
+
+LOADER = BeirLoader()
+NAME = LOADER.NAME
+detect = LOADER.detect
+load = LOADER.load

@@ -23,22 +23,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from toolsift.errors import CatalogError
-from toolsift.ingest.loaders._common import (
-    agent_id_for,
-    catalog_label,
-    catalog_name,
-    list_records,
-    peek_json,
-    read_json,
-    slugify,
-    type_name,
-)
+from toolsift.ingest.loaders.base import JsonCatalogLoader, not_expected
+from toolsift.ingest.loaders.files import JsonPeek, list_records, listed_under, read_json, type_name
+from toolsift.ingest.loaders.naming import agent_id_for, catalog_name, nonblank, slugify
 from toolsift.ingest.records import LoadedRecord, RawAgent, RawTool, RejectedRecord
 
-__all__ = ["NAME", "detect", "load", "tool_id_for"]
+__all__ = ["McpLoader", "LOADER", "NAME", "detect", "load", "tool_id_for"]
 
-NAME = "mcp"
 _SCHEMA_KEYS = ("inputSchema", "input_schema")
 
 
@@ -50,45 +41,43 @@ def _is_server(item: Any) -> bool:
     return isinstance(item, dict) and "name" in item and isinstance(item.get("tools"), (dict, list))
 
 
-def detect(path: Path) -> bool:
-    """True for a list of servers with tools, a list of MCP tools, or ``{"tools": [MCP tools]}``."""
-    if path.suffix.lower() != ".json":
-        return False
-    peek = peek_json(path)
-    if peek is None:
-        return False
-    if peek.top == "list":
-        return _is_server(peek.first) or _is_mcp_tool(peek.first)
-    tools = peek.first.get("tools")
-    if not isinstance(tools, list):
-        return False
-    return _is_mcp_tool(tools[0]) if tools else "serverInfo" in peek.first
+class McpLoader(JsonCatalogLoader):
+    """Each server's :class:`RawAgent` followed by its tools.
 
-
-def load(path: Path) -> Iterator[LoadedRecord]:
-    """Yield each server's :class:`RawAgent` followed by its tools.
-
-    Raises:
+    Raises (while loading):
         CatalogError: the file is missing, not valid JSON, or neither MCP shape.
     """
-    source = catalog_label(path, NAME)
-    data = read_json(path)
-    if isinstance(data, dict):
-        if "tools" not in data:
-            raise CatalogError(
-                f"catalog file {str(path)!r}: expected a list of MCP servers or a tools/list result "
-                f"with a 'tools' list; found keys {sorted(data)[:10]}"
+
+    NAME = "mcp"
+
+    def recognise(self, peek: JsonPeek) -> bool:
+        """A list of servers with tools, a list of MCP tools, or ``{"tools": [MCP tools]}``."""
+        if peek.top == "list":
+            return _is_server(peek.first) or _is_mcp_tool(peek.first)
+        tools = peek.first.get("tools")
+        if not isinstance(tools, list):
+            return False
+        return _is_mcp_tool(tools[0]) if tools else "serverInfo" in peek.first
+
+    def records(self, path: Path, source: str) -> Iterator[LoadedRecord]:
+        data = read_json(path)
+        if isinstance(data, dict):
+            tools = listed_under(
+                data,
+                path,
+                ("tools",),
+                "MCP tools",
+                "a list of MCP servers or a tools/list result with a 'tools' list",
             )
-        tools = list_records(data["tools"], path, "MCP tools under 'tools'")
-        yield from _single_server(source, path, data, tools)
-        return
-    records = list_records(data, path, "MCP servers or tools")
-    first = next((item for item in records if isinstance(item, dict)), None)
-    if first is not None and "tools" in first and not _is_mcp_tool(first):
-        for index, entry in enumerate(records):
-            yield from _server(source, index, entry)
-    else:
-        yield from _single_server(source, path, {}, records)
+            yield from _single_server(source, path, data, tools)
+            return
+        records = list_records(data, path, "MCP servers or tools")
+        first = next((item for item in records if isinstance(item, dict)), None)
+        if first is not None and "tools" in first and not _is_mcp_tool(first):
+            for index, entry in enumerate(records):
+                yield from _server(source, index, entry)
+        else:
+            yield from _single_server(source, path, {}, records)
 
 
 def _tags(entry: dict[str, Any]) -> tuple[str, ...]:
@@ -137,7 +126,7 @@ def _without_tool_lists(entry: dict[str, Any]) -> dict[str, Any]:
 def _server(source: str, index: int, entry: Any) -> Iterator[LoadedRecord]:
     position = f"server {index}"
     if not isinstance(entry, dict):
-        yield RejectedRecord(source, position, f"expected a server object, got {type_name(entry)}")
+        yield not_expected(source, position, entry, "a server object")
         return
     name = entry.get("name")
     tools = _server_tools(entry.get("tools"))
@@ -239,9 +228,15 @@ def _tools(
     for index, tool in enumerate(tools):
         position = f"{prefix}tool {index}"
         if not isinstance(tool, dict):
-            yield RejectedRecord(source, position, f"expected a tool object, got {type_name(tool)}")
+            yield not_expected(source, position, tool, "a tool object")
             continue
-        name = tool.get("name")
-        tool_id = f"{id_prefix}/{name.strip()}" if isinstance(name, str) and name.strip() else None
+        name = nonblank(tool.get("name"))
+        tool_id = f"{id_prefix}/{name.strip()}" if name is not None else None
         # id_prefix is slugify(server name), so this equals tool_id_for(server, name)
         yield RawTool(source, position, tool, tool_id, agent_id)
+
+
+LOADER = McpLoader()
+NAME = LOADER.NAME
+detect = LOADER.detect
+load = LOADER.load

@@ -12,19 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from toolsift.errors import CatalogError
-from toolsift.ingest.loaders._common import (
-    catalog_label,
-    list_records,
-    peek_json,
-    read_json,
-    type_name,
-)
-from toolsift.ingest.records import LoadedRecord, RawTool, RejectedRecord
+from toolsift.ingest.loaders.base import JsonCatalogLoader, not_expected
+from toolsift.ingest.loaders.files import JsonPeek, list_records, listed_under, read_json
+from toolsift.ingest.loaders.naming import nonblank
+from toolsift.ingest.records import LoadedRecord, RawTool
 
-__all__ = ["NAME", "detect", "load"]
+__all__ = ["OpenAIFunctionsLoader", "LOADER", "NAME", "detect", "load"]
 
-NAME = "openai_functions"
 _WRAPPERS = ("tools", "functions")
 
 
@@ -41,47 +35,48 @@ def _is_function(item: Any) -> bool:
     )
 
 
-def detect(path: Path) -> bool:
-    """True when the first item (of the list, or of its ``tools``/``functions``) is a function."""
-    if path.suffix.lower() != ".json":
-        return False
-    peek = peek_json(path)
-    if peek is None:
-        return False
-    if peek.top == "list":
-        return _is_function(peek.first)
-    for key in _WRAPPERS:
-        items = peek.first.get(key)
-        if isinstance(items, list) and items:
-            return _is_function(items[0])
-    return False
+class OpenAIFunctionsLoader(JsonCatalogLoader):
+    """One :class:`RawTool` per function definition.
 
-
-def _items(data: Any, path: Path) -> list[Any]:
-    if isinstance(data, dict):
-        for key in _WRAPPERS:
-            if key in data:
-                return list_records(data[key], path, f"function definitions under {key!r}")
-        raise CatalogError(
-            f"catalog file {str(path)!r}: expected a list of function definitions, or an object "
-            f"with a 'tools' or 'functions' list; found keys {sorted(data)[:10]}"
-        )
-    return list_records(data, path, "function definitions")
-
-
-def load(path: Path) -> Iterator[LoadedRecord]:
-    """Yield one :class:`RawTool` per function definition.
-
-    Raises:
+    Raises (while loading):
         CatalogError: the file is missing, not valid JSON, or holds no list of definitions.
     """
-    source = catalog_label(path, NAME)
-    for index, item in enumerate(_items(read_json(path), path)):
-        position = f"record {index}"
-        if not isinstance(item, dict):
-            yield RejectedRecord(source, position, f"expected an object, got {type_name(item)}")
-            continue
-        function = item.get("function")
-        name = function.get("name") if isinstance(function, dict) else item.get("name")
-        tool_id = name if isinstance(name, str) and name.strip() else None
-        yield RawTool(source, position, item, tool_id, None)
+
+    NAME = "openai_functions"
+
+    def recognise(self, peek: JsonPeek) -> bool:
+        """The first item (of the list, or of its ``tools``/``functions``) is a function."""
+        if peek.top == "list":
+            return _is_function(peek.first)
+        for key in _WRAPPERS:
+            items = peek.first.get(key)
+            if isinstance(items, list) and items:
+                return _is_function(items[0])
+        return False
+
+    def records(self, path: Path, source: str) -> Iterator[LoadedRecord]:
+        data = read_json(path)
+        if isinstance(data, dict):
+            items = listed_under(
+                data,
+                path,
+                _WRAPPERS,
+                "function definitions",
+                "a list of function definitions, or an object with a 'tools' or 'functions' list",
+            )
+        else:
+            items = list_records(data, path, "function definitions")
+        for index, item in enumerate(items):
+            position = f"record {index}"
+            if not isinstance(item, dict):
+                yield not_expected(source, position, item)
+                continue
+            function = item.get("function")
+            name = function.get("name") if isinstance(function, dict) else item.get("name")
+            yield RawTool(source, position, item, nonblank(name), None)
+
+
+LOADER = OpenAIFunctionsLoader()
+NAME = LOADER.NAME
+detect = LOADER.detect
+load = LOADER.load

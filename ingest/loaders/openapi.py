@@ -30,112 +30,112 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from toolsift.errors import CatalogError
-from toolsift.ingest.loaders._common import (
-    agent_id_for,
-    catalog_label,
-    peek_json,
-    read_json,
-    read_text,
-    slugify,
-    type_name,
-)
+from toolsift.ingest.loaders.base import JsonCatalogLoader
+from toolsift.ingest.loaders.files import JsonPeek, read_json, read_text, type_name
+from toolsift.ingest.loaders.naming import agent_id_for, nonblank, slugify
+from toolsift.ingest.loaders.openapi_refs import RefResolver
 from toolsift.ingest.records import LoadedRecord, RawAgent, RawTool, RejectedRecord
 
-__all__ = ["NAME", "detect", "load"]
+__all__ = ["OpenApiLoader", "LOADER", "NAME", "detect", "load"]
 
-NAME = "openapi"
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _YAML_SUFFIXES = (".yaml", ".yml")
 _YAML_MARKER = re.compile(r"""^["']?(openapi|swagger)["']?\s*:""", re.MULTILINE)
-_MAX_REF_DEPTH = 64
-# Shared references can multiply a schema's size with every level; past this many nodes per
-# operation the rest is left as references instead of being inlined.
-_NODE_BUDGET = 200_000
-_MISSING = object()
 
 
-def detect(path: Path) -> bool:
-    """True for a JSON object with an ``openapi``/``swagger`` key, or YAML that starts one."""
-    suffix = path.suffix.lower()
-    if suffix == ".json":
-        peek = peek_json(path)
-        return peek is not None and peek.top == "object" and (
-            "openapi" in peek.first or "swagger" in peek.first
-        )
-    if suffix in _YAML_SUFFIXES:
+class OpenApiLoader(JsonCatalogLoader):
+    """The API's :class:`RawAgent`, then one :class:`RawTool` per operation.
+
+    Raises (while loading):
+        CatalogError: the file is missing, not valid JSON/YAML, not an OpenAPI 3 object, or YAML
+            without PyYAML installed.
+    """
+
+    NAME = "openapi"
+    SUFFIXES = (".json", *_YAML_SUFFIXES)
+
+    def sniff(self, path: Path) -> bool:
+        """A JSON object with an ``openapi``/``swagger`` key, or YAML that starts one."""
+        if path.suffix.lower() not in _YAML_SUFFIXES:
+            return super().sniff(path)
         try:
             with open(path, encoding="utf-8-sig") as handle:
                 head = handle.read(64 * 1024)
         except (OSError, UnicodeDecodeError):
             return False
         return _YAML_MARKER.search(head) is not None
-    return False
 
+    def recognise(self, peek: JsonPeek) -> bool:
+        return peek.top == "object" and ("openapi" in peek.first or "swagger" in peek.first)
 
-def load(path: Path) -> Iterator[LoadedRecord]:
-    """Yield the API's :class:`RawAgent`, then one :class:`RawTool` per operation.
-
-    Raises:
-        CatalogError: the file is missing, not valid JSON/YAML, not an OpenAPI 3 object, or YAML
-            without PyYAML installed.
-    """
-    spec = _read_spec(path)
-    source = catalog_label(path, NAME)
-    resolver = _Resolver(spec)
-    raw_info = spec.get("info")
-    info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
-    title = info.get("title")
-    agent_id: str | None = None
-    id_prefix = ""
-    if isinstance(title, str) and title.strip():
-        agent_id = agent_id_for(title.strip())
-        id_prefix = slugify(title) + "/"
-        description = next(
-            (v for v in (info.get("description"), info.get("summary")) if isinstance(v, str)), ""
-        )
-        documentation = {
-            key: value
-            for key, value in spec.items()
-            if key not in ("paths", "components", "webhooks")
-        }
-        yield RawAgent(source, "info", agent_id, title.strip(), description, documentation)
-    paths = spec.get("paths")
-    if paths is None:
-        return
-    if not isinstance(paths, dict):
-        raise CatalogError(
-            f"catalog file {str(path)!r}: 'paths' must be an object, got {type_name(paths)}"
-        )
-    for path_key, raw_item in paths.items():
-        # Only the item itself is dereferenced: its parts are resolved one by one below, and
-        # resolving twice would expand the cycle markers of the first pass.
-        item = resolver.deref(raw_item)
-        if not isinstance(item, dict):
-            yield RejectedRecord(
-                source, f"paths.{path_key}", f"a path item must be an object, got {type_name(item)}"
+    def records(self, path: Path, source: str) -> Iterator[LoadedRecord]:
+        spec = _read_spec(path)
+        resolver = RefResolver(spec)
+        raw_info = spec.get("info")
+        info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
+        title = nonblank(info.get("title"))
+        agent_id: str | None = None
+        id_prefix = ""
+        if title is not None:
+            agent_id = agent_id_for(title.strip())
+            id_prefix = slugify(title) + "/"
+            description = next(
+                (v for v in (info.get("description"), info.get("summary")) if isinstance(v, str)), ""
             )
-            continue
-        for method in _METHODS:
-            if method not in item:
-                continue
-            position = f"paths.{path_key}.{method}"
-            operation = item[method]
-            if not isinstance(operation, dict):
+            documentation = {
+                key: value
+                for key, value in spec.items()
+                if key not in ("paths", "components", "webhooks")
+            }
+            yield RawAgent(source, "info", agent_id, title.strip(), description, documentation)
+        paths = spec.get("paths")
+        if paths is None:
+            return
+        if not isinstance(paths, dict):
+            raise CatalogError(
+                f"catalog file {str(path)!r}: 'paths' must be an object, got {type_name(paths)}"
+            )
+        for path_key, raw_item in paths.items():
+            # Only the item itself is dereferenced: its parts are resolved one by one below, and
+            # resolving twice would expand the cycle markers of the first pass.
+            item = resolver.deref(raw_item)
+            if not isinstance(item, dict):
                 yield RejectedRecord(
-                    source, position, f"an operation must be an object, got {type_name(operation)}"
+                    source, f"paths.{path_key}", f"a path item must be an object, got {type_name(item)}"
                 )
                 continue
-            resolver.reset_budget()
-            documentation = _operation_doc(resolver, str(path_key), method, item, operation)
-            operation_id = operation.get("operationId")
-            if isinstance(operation_id, str) and operation_id.strip():
-                tool_id = id_prefix + operation_id.strip()
-            else:
-                tool_id = id_prefix + slugify(f"{method} {path_key}")
-            yield RawTool(source, position, documentation, tool_id, agent_id)
+            yield from _operations(source, resolver, str(path_key), item, id_prefix, agent_id)
+
+
+def _operations(
+    source: str,
+    resolver: RefResolver,
+    path_key: str,
+    item: dict[str, Any],
+    id_prefix: str,
+    agent_id: str | None,
+) -> Iterator[LoadedRecord]:
+    """One tool per operation of a path item, or why it is rejected."""
+    for method in _METHODS:
+        if method not in item:
+            continue
+        position = f"paths.{path_key}.{method}"
+        operation = item[method]
+        if not isinstance(operation, dict):
+            yield RejectedRecord(
+                source, position, f"an operation must be an object, got {type_name(operation)}"
+            )
+            continue
+        resolver.reset_budget()
+        documentation = _operation_doc(resolver, path_key, method, item, operation)
+        operation_id = nonblank(operation.get("operationId"))
+        if operation_id is not None:
+            tool_id = id_prefix + operation_id.strip()
+        else:
+            tool_id = id_prefix + slugify(f"{method} {path_key}")
+        yield RawTool(source, position, documentation, tool_id, agent_id)
 
 
 def _read_spec(path: Path) -> dict[str, Any]:
@@ -190,86 +190,11 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-class _Resolver:
-    """Inlines local ``$ref``\\s, marking cycles instead of following them."""
-
-    def __init__(self, spec: dict[str, Any]) -> None:
-        self._spec = spec
-        self._budget = _NODE_BUDGET
-
-    def reset_budget(self) -> None:
-        self._budget = _NODE_BUDGET
-
-    def resolve(self, node: Any) -> Any:
-        """``node`` with every local reference inside it inlined."""
-        return self._resolve(node, ())
-
-    def deref(self, node: Any) -> Any:
-        """The node a (chain of) reference(s) points to, not resolved inside; else ``node``."""
-        seen: set[str] = set()
-        while isinstance(node, dict) and isinstance(node.get("$ref"), str):
-            ref = node["$ref"]
-            if not ref.startswith("#") or ref in seen:
-                return node
-            seen.add(ref)
-            target = self._pointer(ref)
-            if target is _MISSING:
-                return node
-            node = target
-        return node
-
-    def _resolve(self, node: Any, stack: tuple[str, ...]) -> Any:
-        self._budget -= 1
-        if isinstance(node, list):
-            return [self._resolve(item, stack) for item in node]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if not isinstance(ref, str):
-            return {key: self._resolve(value, stack) for key, value in node.items()}
-        if not ref.startswith("#"):
-            return dict(node)
-        if ref in stack:
-            return {"$ref": ref, "circular": True}
-        if len(stack) >= _MAX_REF_DEPTH or self._budget <= 0:
-            return {"$ref": ref, "truncated": True}
-        target = self._pointer(ref)
-        if target is _MISSING:
-            return {"$ref": ref, "unresolved": True}
-        resolved = self._resolve(target, (*stack, ref))
-        siblings = {key: value for key, value in node.items() if key != "$ref"}
-        if siblings and isinstance(resolved, dict):
-            # OpenAPI 3.1 lets a reference carry its own description/summary; those win.
-            resolved = {**resolved, **self._resolve(siblings, stack)}
-        return resolved
-
-    def _pointer(self, ref: str) -> Any:
-        node: Any = self._spec
-        fragment = unquote(ref[1:])
-        if not fragment:
-            return node
-        if not fragment.startswith("/"):
-            return _MISSING
-        for token in fragment[1:].split("/"):
-            token = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                return _MISSING
-        return node
-
-
 def _operation_doc(
-    resolver: _Resolver, path_key: str, method: str, item: dict[str, Any], operation: dict[str, Any]
+    resolver: RefResolver, path_key: str, method: str, item: dict[str, Any], operation: dict[str, Any]
 ) -> dict[str, Any]:
-    operation_id = operation.get("operationId")
-    name = (
-        operation_id.strip()
-        if isinstance(operation_id, str) and operation_id.strip()
-        else f"{method.upper()} {path_key}"
-    )
+    operation_id = nonblank(operation.get("operationId"))
+    name = operation_id.strip() if operation_id is not None else f"{method.upper()} {path_key}"
     doc: dict[str, Any] = {"name": name, "method": method.upper(), "path": path_key}
     texts = [operation.get("summary"), operation.get("description")]
     if not any(isinstance(t, str) and t.strip() for t in texts):
@@ -293,7 +218,7 @@ def _operation_doc(
 
 
 def _parameters(
-    resolver: _Resolver, item: dict[str, Any], operation: dict[str, Any]
+    resolver: RefResolver, item: dict[str, Any], operation: dict[str, Any]
 ) -> list[dict[str, Any]]:
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     unnamed: list[dict[str, Any]] = []
@@ -399,3 +324,9 @@ def _response(response: Any) -> Any:
     if schema is not None:
         entry["schema"] = schema
     return entry
+
+
+LOADER = OpenApiLoader()
+NAME = LOADER.NAME
+detect = LOADER.detect
+load = LOADER.load

@@ -6,51 +6,39 @@ with a signature); normalisation reads them. Tools have no agent; the tool id is
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from typing import Any
 
-from toolsift.ingest.loaders._common import catalog_label, identified_records, peek_json, type_name
-from toolsift.ingest.records import LoadedRecord, RawTool, RejectedRecord
+from toolsift.ingest.loaders.base import IdentifiedListLoader, not_an_object
+from toolsift.ingest.records import LoadedRecord, RawTool
 
-__all__ = ["NAME", "detect", "load"]
-
-NAME = "toolret"
+__all__ = ["ToolRetLoader", "LOADER", "NAME", "detect", "load"]
 
 
-def detect(path: Path) -> bool:
-    """True for a JSON list whose first record has ``id`` and ``documentation``."""
-    if path.suffix.lower() != ".json":
-        return False
-    peek = peek_json(path)
-    return (
-        peek is not None
-        and peek.top == "list"
-        and isinstance(peek.first, dict)
-        and "id" in peek.first
-        and "documentation" in peek.first
-    )
+class ToolRetLoader(IdentifiedListLoader):
+    """One :class:`RawTool` per record, or a :class:`RejectedRecord` for one without a usable id or
+    whose documentation is not an object.
 
-
-def load(path: Path) -> Iterator[LoadedRecord]:
-    """Yield one :class:`RawTool` per record, or a :class:`RejectedRecord` for one without a usable id.
-
-    Raises:
+    Raises (while loading):
         CatalogError: the file is missing, not valid JSON, or not a list.
     """
-    source = catalog_label(path, NAME)
-    for item in identified_records(path, source, "ToolRet records"):
-        if isinstance(item, RejectedRecord):
-            yield item
-            continue
-        position, record, tool_id = item
+
+    NAME = "toolret"
+    WHAT = "ToolRet records"
+
+    def fits(self, first: dict[str, Any]) -> bool:
+        """The first record has ``id`` and ``documentation``."""
+        return "id" in first and "documentation" in first
+
+    def record(self, source: str, position: str, record: dict[str, Any], tool_id: str) -> LoadedRecord:
         documentation = record.get("documentation")
         if not isinstance(documentation, dict):
-            yield RejectedRecord(
-                source,
-                position,
-                f"the documentation must be an object, got {type_name(documentation)}",
-                record_id=tool_id,
-                field="documentation",
+            return not_an_object(
+                source, position, "documentation", documentation, record_id=tool_id, label="the documentation"
             )
-            continue
-        yield RawTool(source, position, documentation, tool_id, None)
+        return RawTool(source, position, documentation, tool_id, None)
+
+
+LOADER = ToolRetLoader()
+NAME = LOADER.NAME
+detect = LOADER.detect
+load = LOADER.load

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from toolsift.errors import BadQueryError, CatalogError, ConfigError
 
 __all__ = ["rank_tools", "completeness_at_k", "mean_completeness_at_k"]
 
@@ -38,7 +39,7 @@ def rank_tools(scores: Mapping[str, float]) -> list[str]:
     """
     for tool_id, score in scores.items():
         if math.isnan(score):
-            raise ValueError(f"score of tool {tool_id!r} is NaN")
+            raise BadQueryError(f"score of tool {tool_id!r} is NaN")
     ranked = sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)
     return [tool_id for tool_id, _ in ranked]
 
@@ -75,7 +76,7 @@ def completeness_at_k(
         {'q': 0.0}
     """
     if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
+        raise ConfigError(f"k must be at least 1, got {k}")
     result: dict[str, float] = {}
     for qid, grades in qrels.items():
         relevant = {tool_id for tool_id, grade in grades.items() if grade >= rel_threshold}
@@ -114,5 +115,5 @@ def mean_completeness_at_k(
     """
     per_query = completeness_at_k(qrels, run, k, rel_threshold=rel_threshold)
     if not per_query:
-        raise ValueError(f"no query in qrels has a tool with grade >= {rel_threshold}")
+        raise CatalogError(f"no query in qrels has a tool with grade >= {rel_threshold}")
     return sum(per_query.values()) / len(per_query)

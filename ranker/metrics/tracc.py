@@ -13,6 +13,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from toolsift.errors import BadQueryError, CatalogError
 
 __all__ = ["tracc", "mean_tracc"]
 
@@ -20,7 +21,7 @@ __all__ = ["tracc", "mean_tracc"]
 def _as_set(tools: Collection[str], what: str) -> frozenset[str]:
     # A bare string is a Collection[str] of characters; accepting it would score letters.
     if isinstance(tools, str):
-        raise TypeError(f"{what} must be a collection of tool ids, not a string")
+        raise BadQueryError(f"{what} must be a collection of tool ids, not a string")
     return frozenset(tools)
 
 
@@ -51,7 +52,7 @@ def tracc(gold: Collection[str], recommended: Collection[str]) -> float:
     gold_set = _as_set(gold, "gold")
     recommended_set = _as_set(recommended, "recommended")
     if not gold_set:
-        raise ValueError("TRACC is undefined for an empty gold set")
+        raise CatalogError("TRACC is undefined for an empty gold set")
     if not recommended_set:
         return 0.0
     n1, n2 = len(gold_set), len(recommended_set)
@@ -87,5 +88,5 @@ def mean_tracc(
         if _as_set(gold, f"gold set of {qid!r}")
     ]
     if not scores:
-        raise ValueError("no query has a non-empty gold set")
+        raise CatalogError("no query has a non-empty gold set")
     return sum(scores) / len(scores)

@@ -32,10 +32,10 @@ from toolsift.ingest.standardise import (
     LLMStandardiser,
 )
 from toolsift.llm import LLM, LLMCache
-from toolsift.llm.published import import_published
+from toolsift.ingest.published import import_published
 from toolsift.mappings import F
 from toolsift.mappings.index import IndexManager
-from toolsift.query.builder import cap_terms
+from toolsift.opensearch import cap_terms
 from toolsift.query.rewrite import REWRITE_INSTRUCTIONS, QueryRewriter
 from toolsift.query.structured import StructuredQuery
 

@@ -397,3 +397,47 @@ def test_the_search_command_refuses_an_empty_query_cleanly(base_settings: Any, a
     assert result.exit_code == ERROR_TABLE[BadQueryError].exit_code
     assert "BadQueryError" in result.output
     assert "Traceback" not in result.output
+
+
+# --- one backend behind every front end -----------------------------------------------------------
+
+#: (CLI flags, the same request as a record) — a tool search, an instruction, steps at agent level,
+#: rule-based decomposition and a precise tool set.
+SAME_REQUESTS = [
+    ("apibank", ["what does plethora mean", "--retriever", "hybrid", "-k", "5"],
+     dict(query="what does plethora mean", retriever="hybrid", top_k=5)),
+    ("apibank", ["delete the scene Relaxing Time", "--instruction", "You manage a smart home.", "-k", "5"],
+     dict(query="delete the scene Relaxing Time", instruction="You manage a smart home.", top_k=5)),
+    ("apibank", ["stock price of SQ", "--method", "full-doc", "--retriever", "bm25", "-k", "5"],
+     dict(query="stock price of SQ", method="full-doc", retriever="bm25", top_k=5)),
+    ("mcp", ["--step", "read a PDF file", "--step", "find a recipe", "--level", "agent", "-k", "3"],
+     dict(steps=("read a PDF file", "find a recipe"), level="agent", top_k=3)),
+    ("mcp", ["read the PDF and then search the web for its author", "--decompose", "--level", "auto"],
+     dict(query="read the PDF and then search the web for its author", decompose=True, level="auto")),
+    ("mcp", ["read the text of a PDF file", "--set"], dict(query="read the text of a PDF file", level="set")),
+]
+
+
+def _ranking(answer: dict[str, Any]) -> list[tuple[str, float]]:
+    listed = answer.get("members") or answer.get("agents") or answer.get("tools") or []
+    return [(item.get("tool_id") or item["id"], round(float(item.get("score", item.get("coverage", 0))), 6))
+            for item in listed]
+
+
+@pytest.mark.parametrize(("catalog", "flags", "fields"), SAME_REQUESTS,
+                         ids=["tool-hybrid", "instruction", "full-doc-bm25", "agent-steps", "auto-decompose", "set"])
+def test_the_cli_and_the_backend_answer_one_request_with_the_same_ranking(
+    client: Any, base_settings: Any, apibank: Any, mcp: Any, embedder: Any,
+    catalog: str, flags: list[str], fields: dict[str, Any],
+) -> None:
+    from toolsift.search import SearchBackend, SearchRequest
+
+    settings = apibank if catalog == "apibank" else mcp
+    via_cli = run_cli("--opensearch-url", base_settings.opensearch_url, "search", *flags, "--index", settings.index,
+                      "--json")
+    via_backend = SearchBackend(client, settings, embedder=embedder).search(SearchRequest(**fields))
+
+    assert via_cli.exit_code == 0, via_cli.output
+    printed, answered = json.loads(via_cli.stdout), via_backend.to_dict()
+    assert _ranking(printed) and _ranking(printed) == _ranking(answered)
+    assert printed["rewrite_source"] == answered["rewrite_source"]

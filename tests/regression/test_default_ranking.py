@@ -32,12 +32,13 @@ TOP_K = 10
 def standardised_apibank(client: Any, base_settings: Any, embedder: Any, datasets: Path) -> str:
     """The index of APIBank's LLM-standardised documents (the one `toolsift eval --method mftr` builds)."""
     from toolsift.ingest.benchmarks import load_benchmark
-    from toolsift.evaluation.mftr import _ensure_variant_index, _raw_tools, _variant_catalog, load_standardized
+    from toolsift.evaluation.mftr_indices import ensure_variant_index, raw_tools, variant_catalog
+    from toolsift.evaluation.mftr_inputs import load_standardized
 
     benchmark = load_benchmark(datasets / "toolret" / "apibank")
     standardized = load_standardized([datasets / "mftr" / "apibank" / "standardized_tools.gpt-4o-mini.json"])
-    records = _variant_catalog(_raw_tools(benchmark), standardized, "std")
-    return _ensure_variant_index(client, base_settings, embedder, "apibank", "std", records)
+    records = variant_catalog(raw_tools(benchmark), standardized, "std")
+    return ensure_variant_index(client, base_settings, embedder, "apibank", "std", records)
 
 
 def _rankings(client: Any, settings: Any, embedder: Any, datasets: Path, retriever: str) -> dict[str, list[str]]:

@@ -2,7 +2,7 @@
 
 A published figure is a number with four decimals (the precision every toolsift table prints); a
 signed one is a difference between two of them. Each unsigned one must be a value of ``published.FIGURES`` (which ``test_published_figures`` re-measures), a
-paper's figure (``toolsift.evaluation.mftr.PAPER_NDCG10`` and ``published.PAPER``), or one of the
+paper's figure (``toolsift.evaluation.mftr_ablations.PAPER_NDCG10`` and ``published.PAPER``), or one of the
 few ``published.NOT_REPRODUCED`` numbers, each with the reason no command reproduces it. A new
 figure in the docs without a guard, or a guarded figure re-measured without the docs following,
 fails here in the fast suite.
@@ -27,7 +27,7 @@ def _guarded() -> set[str]:
 
 
 def _papers() -> set[str]:
-    from toolsift.evaluation.mftr import PAPER_NDCG10
+    from toolsift.evaluation.mftr_ablations import PAPER_NDCG10
 
     values = {f"{v:.4f}" for rows in PAPER_NDCG10.values() for v in rows.values()}
     return values | {f"{v:.4f}" for v in PAPER.values()}

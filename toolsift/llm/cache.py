@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LLMCache", "cached_output"]
+__all__ = ["LLMCache", "cached_output", "standardize_subject"]
 
 
 def _digest(payload: Any) -> str:
@@ -76,3 +76,9 @@ class LLMCache:
 def cached_output(cache: LLMCache, task: str, model: str, subject: str) -> dict[str, Any] | None:
     """An earlier answer of ``model`` to ``task`` for ``subject`` (live or imported), without an LLM."""
     return cache.get(LLMCache.subject_key(task, model, subject))
+
+
+def standardize_subject(documentation: Mapping[str, Any]) -> str:
+    """The identity of a raw tool documentation: sha256 of its canonical JSON."""
+    blob = json.dumps(documentation, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()

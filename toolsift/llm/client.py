@@ -11,7 +11,7 @@ import jsonschema
 import openai
 
 from toolsift.config import Settings
-from toolsift.errors import LLMOutputError, LLMUnavailableError
+from toolsift.errors import LLMOutputError, LLMUnavailableError, ToolsiftError
 from toolsift.llm.cache import LLMCache
 from toolsift.llm.prompt import extract_json, render_data, system_message
 
@@ -87,7 +87,7 @@ class LLM:
                 jsonschema.validate(output, dict(schema))
                 if check is not None:
                     check(output)
-            except (ValueError, jsonschema.ValidationError) as exc:
+            except (ToolsiftError, ValueError, jsonschema.ValidationError) as exc:  # a check may raise either
                 last_error = exc.message if isinstance(exc, jsonschema.ValidationError) else str(exc)
                 messages = [
                     *messages,

@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any
+from toolsift.errors import LLMOutputError
 
 __all__ = ["DATA_RULES", "render_data", "system_message", "extract_json"]
 
@@ -56,4 +57,4 @@ def extract_json(answer: str) -> Any:
                 continue
             if isinstance(value, dict):
                 return value
-    raise ValueError("the answer holds no JSON object")
+    raise LLMOutputError("the answer holds no JSON object")

@@ -46,7 +46,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from toolsift.errors import ConfigError
+from toolsift.errors import BadQueryError, ConfigError
 
 __all__ = [
     "SMOLLM2_MODEL_NAME",
@@ -195,7 +195,7 @@ class LocalChatModel:
         room = self.context_length - prompt_tokens
         wanted = room if max_tokens is None else max_tokens
         if wanted > room or room < 1:
-            raise ValueError(
+            raise BadQueryError(
                 f"the prompt has {prompt_tokens} tokens; with max_tokens={wanted} it exceeds the "
                 f"model's context of {self.context_length} tokens"
             )
@@ -309,7 +309,7 @@ def create_app(load: Callable[[], LocalChatModel]) -> FastAPI:
                     for m in body.messages]
         try:
             answer = model.complete(messages, max_tokens=body.max_completion_tokens or body.max_tokens)
-        except ValueError as exc:
+        except BadQueryError as exc:
             return _openai_error(400, str(exc), code="context_length_exceeded")
         with counting:
             state["prompt_tokens"] += answer.prompt_tokens

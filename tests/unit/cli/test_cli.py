@@ -178,7 +178,7 @@ def test_search_takes_a_ranker_url_and_serve_ranker_its_options(runner: CliRunne
 def test_a_degraded_result_says_so_in_the_rendered_output() -> None:
     from toolsift.cli.search import render_result
     from toolsift.query.structured import StructuredQuery
-    from toolsift.ranker.types import RankedTool
+    from toolsift.records import RankedTool
     from toolsift.search import SearchResult
 
     tool = RankedTool(doc_id="t1", name="SendEmail", entity="tool", agent_id=None, score=3.2, first_stage_rank=1)

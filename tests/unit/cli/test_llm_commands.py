@@ -69,7 +69,7 @@ def test_standardize_writes_cached_answers_in_mftrs_format(
     catalog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import toolsift.llm
-    from toolsift.llm.published import standardize_subject
+    from toolsift.llm.cache import standardize_subject
 
     def cached_output(_cache: object, task: str, model: str, subject: str) -> Any:
         hit = (task, model, subject) == ("standardize", "gpt-4o-mini", standardize_subject(DOC))

@@ -5,6 +5,7 @@ import math
 import ir_measures
 import pytest
 
+from toolsift.errors import BadQueryError
 from toolsift.evaluation import DEFAULT_MEASURES, evaluate, evaluate_per_query, normalise_measures
 from toolsift.ranker.metrics import completeness_at_k
 
@@ -89,12 +90,12 @@ def test_measure_names_are_case_insensitive_and_reported_in_lowercase() -> None:
 
 @pytest.mark.parametrize("name", ["ndcg", "ndcg@0", "R@10", "f1@5", "recall@-1"])
 def test_unknown_measure_is_rejected_with_the_known_names(name: str) -> None:
-    with pytest.raises(ValueError, match="known measures: ndcg@K, recall@K"):
+    with pytest.raises(BadQueryError, match="known measures: ndcg@K, recall@K"):
         evaluate(QRELS, RUN, [name])
 
 
 def test_qrels_without_any_relevant_tool_are_rejected() -> None:
-    with pytest.raises(ValueError, match="no query in qrels"):
+    with pytest.raises(BadQueryError, match="no query in qrels"):
         evaluate({"q": {"a": 0}}, RUN)
 
 

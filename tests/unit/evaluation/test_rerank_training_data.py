@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from toolsift.evaluation.rerank import FUSION_GRID, RerankQuery, fit_reranker, training_pairs
-from toolsift.query.builder import FieldSignals
+from toolsift.records import FieldSignals
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.reranker_training import RerankerTrainingConfig

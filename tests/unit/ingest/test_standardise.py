@@ -31,7 +31,7 @@ from toolsift.ingest.standardise import (
     standardised_records,
     write_standardised,
 )
-from toolsift.llm.published import standardize_subject
+from toolsift.llm.cache import standardize_subject
 
 MODEL = "test-model"
 
@@ -162,7 +162,7 @@ def test_a_parameter_without_a_required_flag_is_required() -> None:
     ],
 )
 def test_a_malformed_standardize_answer_is_rejected_with_the_field(answer: Any, reason: str) -> None:
-    with pytest.raises(ValueError, match=reason):
+    with pytest.raises(LLMOutputError, match=reason):
         parse_standardised(answer)
 
 
@@ -191,7 +191,7 @@ def test_a_profile_keeps_three_to_five_lowercase_distinct_tags() -> None:
     ],
 )
 def test_a_profile_breaking_tool_de_limits_is_rejected(change: dict[str, Any], reason: str) -> None:
-    with pytest.raises(ValueError, match=reason):
+    with pytest.raises(LLMOutputError, match=reason):
         parse_profile({**PROFILE, **change})
 
 
@@ -206,11 +206,11 @@ def test_a_verdict_must_be_consistent_with_its_failing_fields() -> None:
     assert parse(PASS).faithful
     failing = parse({"faithful": False, "failing_fields": ["tags", "limitations"], "feedback": "tags invent geo"})
     assert failing.failing_fields == ("tags",)  # limitations is empty in this profile: nothing to fail
-    with pytest.raises(ValueError, match="faithful is true"):
+    with pytest.raises(LLMOutputError, match="faithful is true"):
         parse({"faithful": True, "failing_fields": ["tags"], "feedback": ""})
-    with pytest.raises(ValueError, match="names none of the profile's fields"):
+    with pytest.raises(LLMOutputError, match="names none of the profile's fields"):
         parse({"faithful": False, "failing_fields": ["limitations"], "feedback": "?"})
-    with pytest.raises(ValueError, match="unknown field"):
+    with pytest.raises(LLMOutputError, match="unknown field"):
         parse({"faithful": False, "failing_fields": ["colour"], "feedback": ""})
 
 

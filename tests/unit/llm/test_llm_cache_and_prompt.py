@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from toolsift.errors import CatalogError
+from toolsift.errors import CatalogError, LLMOutputError
 from toolsift.llm import LLMCache, cached_output
 from toolsift.llm.prompt import extract_json, render_data
-from toolsift.llm.published import import_published, standardize_subject
+from toolsift.ingest.published import import_published
+from toolsift.llm.cache import standardize_subject
 
 
 def test_prompt_keys_change_with_model_messages_and_schema() -> None:
@@ -49,7 +50,7 @@ def test_json_is_found_in_fenced_or_chatty_answers(answer: str) -> None:
 
 
 def test_an_answer_without_json_is_a_value_error() -> None:
-    with pytest.raises(ValueError, match="no JSON object"):
+    with pytest.raises(LLMOutputError, match="no JSON object"):
         extract_json("I cannot help with that.")
 
 

@@ -5,6 +5,7 @@ import math
 import pytest
 
 from toolsift.ranker.metrics import completeness_at_k, mean_completeness_at_k, rank_tools
+from toolsift.errors import BadQueryError, CatalogError, ConfigError
 
 
 def test_query_scores_one_when_every_relevant_tool_is_in_the_top_k() -> None:
@@ -60,15 +61,15 @@ def test_ties_are_broken_by_tool_id_descending_like_trec_eval() -> None:
 
 
 def test_cutoff_below_one_is_rejected() -> None:
-    with pytest.raises(ValueError, match="k must be at least 1"):
+    with pytest.raises(ConfigError, match="k must be at least 1"):
         completeness_at_k({"q": {"a": 1}}, {"q": {"a": 1.0}}, 0)
 
 
 def test_nan_score_is_rejected() -> None:
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(BadQueryError, match="NaN"):
         completeness_at_k({"q": {"a": 1}}, {"q": {"a": math.nan}}, 1)
 
 
 def test_mean_is_undefined_without_any_relevant_tool() -> None:
-    with pytest.raises(ValueError, match="no query"):
+    with pytest.raises(CatalogError, match="no query"):
         mean_completeness_at_k({"q": {"a": 0}}, {"q": {"a": 1.0}}, 1)

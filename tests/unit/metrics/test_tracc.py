@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from toolsift.ranker.metrics import mean_tracc, tracc
+from toolsift.errors import BadQueryError, CatalogError
 
 
 def test_exact_set_scores_one() -> None:
@@ -39,12 +40,12 @@ def test_duplicates_and_order_are_ignored() -> None:
 
 
 def test_empty_gold_set_is_undefined() -> None:
-    with pytest.raises(ValueError, match="empty gold"):
+    with pytest.raises(CatalogError, match="empty gold"):
         tracc(set(), {"a"})
 
 
 def test_a_bare_string_is_refused() -> None:
-    with pytest.raises(TypeError, match="not a string"):
+    with pytest.raises(BadQueryError, match="not a string"):
         tracc("ab", {"a", "b"})
 
 
@@ -55,5 +56,5 @@ def test_mean_counts_missing_queries_as_zero_and_skips_empty_gold_sets() -> None
 
 
 def test_mean_is_undefined_without_a_gold_tool() -> None:
-    with pytest.raises(ValueError, match="non-empty gold"):
+    with pytest.raises(CatalogError, match="non-empty gold"):
         mean_tracc({"q": []}, {"q": ["a"]})

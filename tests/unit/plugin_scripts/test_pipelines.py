@@ -18,7 +18,8 @@ from toolsift.plugin_scripts.pipelines import (
     pipeline_templates,
     render_pipeline,
 )
-from toolsift.query.builder import HYBRID_LAYOUT, QueryBuilder
+from toolsift.query.builder import QueryBuilder
+from toolsift.plugin_scripts.pipelines import HYBRID_LAYOUT
 
 TEMPLATE_DIR = Path(pipelines_module.__file__).parent / "search-pipelines"
 

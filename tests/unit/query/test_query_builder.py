@@ -9,17 +9,9 @@ import pytest
 
 from toolsift.config import DEFAULT_FIELD_WEIGHTS, FIELDS
 from toolsift.errors import BadQueryError
-from toolsift.query.builder import (
-    HYBRID_LAYOUT,
-    HIT_FIELDS,
-    PARAMETER_SOURCE,
-    hit_identity,
-    FieldSignals,
-    ParameterMatch,
-    QueryBuilder,
-    kinds_for,
-    parse_field_scores,
-)
+from toolsift.query.builder import HIT_FIELDS, PARAMETER_SOURCE, hit_identity, QueryBuilder, parse_field_scores
+from toolsift.plugin_scripts.pipelines import HYBRID_LAYOUT
+from toolsift.records import FieldSignals, ParameterMatch, kinds_for
 from toolsift.query.structured import StructuredQuery
 
 WEIGHTS = {"description": 1.0, "parameters": 0.3, "response": 0.25, "examples": 0.5}
@@ -576,7 +568,7 @@ def test_candidates_body_rejects_an_unknown_retriever_as_a_bad_query() -> None:
 
 
 def test_cap_terms_keeps_short_requests_whole_and_cuts_long_ones_to_their_share() -> None:
-    from toolsift.query.builder import TERM_BUDGET, cap_terms
+    from toolsift.opensearch import TERM_BUDGET, cap_terms
 
     short = "convert a word document to pdf"
     assert cap_terms(short, 10) == short

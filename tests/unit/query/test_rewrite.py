@@ -16,7 +16,7 @@ import pytest
 
 from toolsift.config import Settings
 from toolsift.errors import BadQueryError, LLMOutputError
-from toolsift.query.builder import cap_terms
+from toolsift.opensearch import cap_terms
 from toolsift.query.rewrite import (
     REWRITE_SCHEMA,
     ContextTool,
@@ -120,7 +120,7 @@ def test_the_papers_rewrite_parses_with_the_request_as_text() -> None:
     ],
 )
 def test_an_answer_outside_the_rewrite_format_is_rejected(answer: Any, reason: str) -> None:
-    with pytest.raises(ValueError, match=reason):
+    with pytest.raises(BadQueryError, match=reason):
         parse_rewrite(answer, REQUEST)
 
 
@@ -246,7 +246,7 @@ def test_an_llm_that_keeps_answering_badly_is_an_error(cache: dict[Any, Any]) ->
 
 
 def test_a_check_rejects_an_llm_answer_outside_the_format(cache: dict[Any, Any]) -> None:
-    with pytest.raises(ValueError, match="at most 5"):
+    with pytest.raises(BadQueryError, match="at most 5"):
         rewriter(FakeLLM([{**PAPER_REWRITE, "tool_needs": PAPER_REWRITE["tool_needs"] * 6}])).rewrite(REQUEST)
 
 

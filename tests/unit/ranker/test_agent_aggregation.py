@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from toolsift.ranker.agents import aggregate_to_agents, decide_level, merge_steps
-from toolsift.ranker.types import RankedAgent, RankedTool
+from toolsift.records import RankedAgent, RankedTool
+from toolsift.errors import BadQueryError
 
 
 def _tool(doc_id: str, agent_id: str | None, score: float) -> RankedTool:
@@ -168,9 +169,9 @@ def test_no_steps_or_empty_steps_give_no_agents() -> None:
 
 
 def test_an_unknown_rule_and_a_top_k_below_one_are_refused() -> None:
-    with pytest.raises(ValueError, match="merge rule"):
+    with pytest.raises(BadQueryError, match="merge rule"):
         merge_steps([], top_k=5, rule="sum")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="top_k"):
+    with pytest.raises(BadQueryError, match="top_k"):
         merge_steps([], top_k=0)
 
 
@@ -212,5 +213,5 @@ def test_the_threshold_is_a_parameter() -> None:
 
     assert decide_level(answer, min_tools=3).level == "tool"
     assert decide_level(answer[:1], min_tools=1).level == "agent"
-    with pytest.raises(ValueError):
+    with pytest.raises(BadQueryError, match="min_tools"):
         decide_level(answer, min_tools=0)

@@ -16,14 +16,14 @@ import torch
 
 from toolsift.config import DEFAULT_FIELD_WEIGHTS, FIELDS
 from toolsift.errors import BadQueryError
-from toolsift.query.builder import FieldSignals
+from toolsift.records import FieldSignals
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.client import RemoteRanker
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest
 from toolsift.ranker.service import create_app
-from toolsift.ranker.types import RankedTool
+from toolsift.records import RankedTool
 
 TOKEN = "client-test-token"
 

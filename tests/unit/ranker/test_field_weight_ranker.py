@@ -7,9 +7,10 @@ from collections.abc import Mapping
 import pytest
 
 from toolsift.config import FIELDS
-from toolsift.query.builder import FieldSignals, ParameterMatch
+from toolsift.records import FieldSignals, ParameterMatch
 from toolsift.ranker.fusion import FieldWeightRanker, min_max
-from toolsift.ranker.types import RankedTool, Ranker
+from toolsift.ranker.types import Ranker
+from toolsift.records import RankedTool
 
 
 def _signals(

@@ -9,7 +9,7 @@ import torch
 
 from toolsift.config import FIELDS
 from toolsift.errors import BadQueryError
-from toolsift.query.builder import FieldSignals, ParameterMatch
+from toolsift.records import FieldSignals, ParameterMatch
 from toolsift.ranker.mftr import FIRST_STAGE_RANK, MFTRModel, MFTRRanker, MFTRWeights, features
 
 

@@ -7,9 +7,10 @@ import random
 import pytest
 
 from toolsift.config import FIELDS
-from toolsift.query.builder import FieldSignals, ParameterMatch
+from toolsift.records import FieldSignals, ParameterMatch
 from toolsift.ranker.mftr import MFTRRanker
 from toolsift.ranker.training import TrainingConfig, TrainingQuery, pick_device, train_mftr
+from toolsift.errors import ConfigError
 
 
 def _cand(doc_id: str, description: float, response: float, covered: bool) -> FieldSignals:
@@ -64,7 +65,7 @@ def test_training_is_reproducible_for_a_seed() -> None:
 
 
 def test_training_without_pairs_is_an_error() -> None:
-    with pytest.raises(ValueError, match="no training pairs"):
+    with pytest.raises(ConfigError, match="no training pairs"):
         train_mftr([TrainingQuery("q", (), ())], ("dense",))
 
 

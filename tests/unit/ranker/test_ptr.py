@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from toolsift.errors import ConfigError
-from toolsift.ranker.history import AcquiredBundle, Bundle
+from toolsift.ranker.history import AcquiredBundle
+from toolsift.records import Bundle
 from toolsift.ranker.ptr import (
     PTRConfig,
     SetCandidate,

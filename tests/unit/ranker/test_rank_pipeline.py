@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from toolsift.errors import ConfigError
-from toolsift.query.builder import FieldSignals, ParameterMatch
+from toolsift.records import FieldSignals, ParameterMatch
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.pipeline import RankingPipeline

@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from toolsift.config import DEFAULT_FIELD_WEIGHTS, FIELDS
-from toolsift.query.builder import FieldSignals
+from toolsift.records import FieldSignals
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.pipeline import RankingPipeline

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from toolsift.errors import BadQueryError
-from toolsift.query.builder import FieldSignals, ParameterMatch
+from toolsift.records import FieldSignals, ParameterMatch
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.artifact import WeightsArtifact, load_artifact
 from toolsift.ranker.fusion import FieldWeightRanker

@@ -1,11 +1,15 @@
-"""Helpers shared by the catalog loaders: reading and sniffing JSON, labels, slugs and ids."""
+"""Reading and sniffing catalog files: whole-file problems are :class:`CatalogError` s naming the file.
+
+A loader reads its file through these, so a missing, unreadable, non-UTF-8 or malformed file is
+reported the same way whatever its format; sniffing (:func:`peek_json`, :func:`first_jsonl_record`)
+never raises.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -13,65 +17,23 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolsift.errors import CatalogError
-from toolsift.ingest.records import AGENT_ID_PREFIX, RejectedRecord
 
 __all__ = [
-    "JsonPeek",
-    "catalog_name",
-    "catalog_label",
-    "slugify",
-    "agent_id_for",
     "require_file",
     "read_text",
     "read_json",
+    "read_lines",
     "json_problem",
-    "first_jsonl_record",
-    "peek_json",
+    "json_message",
     "list_records",
-    "id_text",
-    "identified_records",
+    "listed_under",
     "type_name",
+    "JsonPeek",
+    "peek_json",
+    "first_jsonl_record",
 ]
 
-
-# File stems that name the kind of file rather than the catalog; the folder names the catalog then.
-_GENERIC_STEMS = frozenset(
-    {"tools", "corpus", "catalog", "functions", "openapi", "swagger", "spec", "api", "tools_list",
-     "standardized_tools", "documents", "docs"}
-)
 _SNIFF_CHUNK = 64 * 1024
-
-
-def catalog_name(path: Path) -> str:
-    """The catalog a file holds: its stem, or its folder's name when the stem is a generic one.
-
-    ``toolret/apibank/tools.json`` is ``apibank``, ``specs/petstore.v3.yaml`` is ``petstore``.
-    """
-    stem = path.name.split(".", 1)[0]
-    parent = path.resolve().parent.name
-    if stem.lower() in _GENERIC_STEMS and parent:
-        return parent
-    return stem
-
-
-def catalog_label(path: Path, format_name: str) -> str:
-    """The short ``<format>/<catalog>`` label that records carry as their ``source``.
-
-    ``toolret/apibank/tools.json`` read as ToolRet is ``toolret/apibank``; ``specs/petstore.yaml``
-    read as OpenAPI is ``openapi/petstore``.
-    """
-    return f"{format_name}/{catalog_name(path)}"
-
-
-def slugify(text: str) -> str:
-    """Lower-case ``text`` and join its words with ``-``; letters of every script are kept."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return re.sub(r"[^\w]+", "-", folded).strip("-")
-
-
-def agent_id_for(name: str) -> str:
-    """The id of the agent called ``name``: ``agent:`` and the name's slug."""
-    return AGENT_ID_PREFIX + slugify(name)
 
 
 def require_file(path: Path) -> None:
@@ -112,10 +74,28 @@ def read_json(path: Path) -> Any:
         ) from exc
 
 
+def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """``(line number, raw line)`` for each line of the file (numbered from 1), streamed.
+
+    Raises:
+        CatalogError: the file is missing or cannot be read.
+    """
+    require_file(path)
+    try:
+        with open(path, "rb") as handle:
+            yield from enumerate(handle, start=1)
+    except OSError as exc:
+        raise CatalogError(f"catalog file {str(path)!r} cannot be read: {exc.strerror}") from exc
+
+
+def json_message(exc: json.JSONDecodeError) -> str:
+    """What a JSON parse error says, without its position."""
+    return re.sub(r"\s+at$", "", exc.msg)
+
+
 def json_problem(exc: json.JSONDecodeError) -> str:
     """``<what> at line L column C`` for a JSON parse error."""
-    what = re.sub(r"\s+at$", "", exc.msg)
-    return f"{what} at line {exc.lineno} column {exc.colno}"
+    return f"{json_message(exc)} at line {exc.lineno} column {exc.colno}"
 
 
 def list_records(value: Any, path: Path, what: str) -> list[Any]:
@@ -126,6 +106,23 @@ def list_records(value: Any, path: Path, what: str) -> list[Any]:
             f"got {type_name(value)}"
         )
     return value
+
+
+def listed_under(
+    data: Mapping[str, Any], path: Path, keys: tuple[str, ...], what: str, expected: str
+) -> list[Any]:
+    """The list under the first of ``keys`` that the top-level object ``data`` has.
+
+    Raises:
+        CatalogError: the value there is not a list ("expected a JSON list of <what> under <key>"),
+            or ``data`` has none of ``keys`` ("expected <expected>; found keys ...").
+    """
+    for key in keys:
+        if key in data:
+            return list_records(data[key], path, f"{what} under {key!r}")
+    raise CatalogError(
+        f"catalog file {str(path)!r}: expected {expected}; found keys {sorted(data)[:10]}"
+    )
 
 
 def type_name(value: Any) -> str:
@@ -143,40 +140,6 @@ def type_name(value: Any) -> str:
     if isinstance(value, Mapping):
         return "an object"
     return type(value).__name__
-
-
-def identified_records(
-    path: Path, source: str, what: str
-) -> Iterator[tuple[str, dict[str, Any], str] | RejectedRecord]:
-    """``(position, record, id)`` for each object of a JSON list whose records carry an ``id``.
-
-    A record that is not an object, or whose id is missing or of an unusable type, comes out as a
-    :class:`RejectedRecord` instead.
-    """
-    for index, record in enumerate(list_records(read_json(path), path, what)):
-        position = f"record {index}"
-        if not isinstance(record, dict):
-            yield RejectedRecord(source, position, f"expected an object, got {type_name(record)}")
-            continue
-        tool_id = id_text(record.get("id"))
-        if tool_id is None:
-            reason = (
-                "the record has no id"
-                if "id" not in record
-                else f"the id must be a string or an integer, got {type_name(record['id'])}"
-            )
-            yield RejectedRecord(source, position, reason, field="id")
-            continue
-        yield position, record, tool_id
-
-
-def id_text(value: Any) -> str | None:
-    """A catalog id as text: strings as they are, integers written out; None for anything else."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
 
 
 @dataclass(frozen=True)

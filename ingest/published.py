@@ -7,26 +7,19 @@ documentation (task ``standardize``), so the rewriter and the standardiser find 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolsift.errors import BadQueryError, CatalogError
-from toolsift.llm.cache import LLMCache
+from toolsift.llm.cache import LLMCache, standardize_subject
+from toolsift.query.structured import StructuredQuery
 
-__all__ = ["standardize_subject", "import_published", "ImportReport"]
+__all__ = ["import_published", "ImportReport"]
 
 _FILE = re.compile(r"^(rewritten_queries|standardized_tools)\.(.+)\.json$")
-
-
-def standardize_subject(documentation: Mapping[str, Any]) -> str:
-    """The identity of a raw tool documentation: sha256 of its canonical JSON."""
-    blob = json.dumps(documentation, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
-    return hashlib.sha256(blob).hexdigest()
 
 
 @dataclass
@@ -71,8 +64,6 @@ def import_published(
     Raises:
         CatalogError: naming the file and record when anything is malformed; nothing is stored then.
     """
-    from toolsift.query.structured import StructuredQuery
-
     path = Path(path)
     files = sorted(p for p in (path.iterdir() if path.is_dir() else [path]) if _FILE.match(p.name))
     if not files:

@@ -1,0 +1,90 @@
+"""Local ``$ref`` resolution in an OpenAPI spec: references inlined, cycles marked, size bounded.
+
+A reference met again while it is being resolved becomes ``{"$ref": ..., "circular": true}``; one
+that points nowhere ``{"$ref": ..., "unresolved": true}``; one past the depth or node budget
+``{"$ref": ..., "truncated": true}``; external references stay as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote
+
+__all__ = ["RefResolver"]
+
+_MAX_REF_DEPTH = 64
+# Shared references can multiply a schema's size with every level; past this many nodes per
+# operation the rest is left as references instead of being inlined.
+_NODE_BUDGET = 200_000
+_MISSING = object()
+
+
+class RefResolver:
+    """Inlines local ``$ref``\\s, marking cycles instead of following them."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self._spec = spec
+        self._budget = _NODE_BUDGET
+
+    def reset_budget(self) -> None:
+        self._budget = _NODE_BUDGET
+
+    def resolve(self, node: Any) -> Any:
+        """``node`` with every local reference inside it inlined."""
+        return self._resolve(node, ())
+
+    def deref(self, node: Any) -> Any:
+        """The node a (chain of) reference(s) points to, not resolved inside; else ``node``."""
+        seen: set[str] = set()
+        while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            ref = node["$ref"]
+            if not ref.startswith("#") or ref in seen:
+                return node
+            seen.add(ref)
+            target = self._pointer(ref)
+            if target is _MISSING:
+                return node
+            node = target
+        return node
+
+    def _resolve(self, node: Any, stack: tuple[str, ...]) -> Any:
+        self._budget -= 1
+        if isinstance(node, list):
+            return [self._resolve(item, stack) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if not isinstance(ref, str):
+            return {key: self._resolve(value, stack) for key, value in node.items()}
+        if not ref.startswith("#"):
+            return dict(node)
+        if ref in stack:
+            return {"$ref": ref, "circular": True}
+        if len(stack) >= _MAX_REF_DEPTH or self._budget <= 0:
+            return {"$ref": ref, "truncated": True}
+        target = self._pointer(ref)
+        if target is _MISSING:
+            return {"$ref": ref, "unresolved": True}
+        resolved = self._resolve(target, (*stack, ref))
+        siblings = {key: value for key, value in node.items() if key != "$ref"}
+        if siblings and isinstance(resolved, dict):
+            # OpenAPI 3.1 lets a reference carry its own description/summary; those win.
+            resolved = {**resolved, **self._resolve(siblings, stack)}
+        return resolved
+
+    def _pointer(self, ref: str) -> Any:
+        node: Any = self._spec
+        fragment = unquote(ref[1:])
+        if not fragment:
+            return node
+        if not fragment.startswith("/"):
+            return _MISSING
+        for token in fragment[1:].split("/"):
+            token = token.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and token in node:
+                node = node[token]
+            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+                node = node[int(token)]
+            else:
+                return _MISSING
+        return node

@@ -1,0 +1,112 @@
+"""The one search backend: a :class:`~toolsift.search.records.SearchRequest` in, a
+:class:`~toolsift.search.records.SearchResponse` out.
+
+Every front end (``toolsift search``, the workbench, the search API) holds one
+:class:`SearchBackend` and calls :meth:`SearchBackend.search`; none of them builds a query body or
+calls OpenSearch for a search. The backend applies the request's own choices (index, retriever,
+weights, reranker, ranker URL) to the settings, loads the embedding model only when the request
+needs it, keeps one :class:`~toolsift.search.searcher.Searcher` per such choice, shapes the request
+(:func:`~toolsift.search.shaping.shape_request`) and answers at the asked level: tools, agents,
+``auto``, or a precise tool set (PTR, from the index's history when it has one).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from opensearchpy import OpenSearch
+
+from toolsift.config import Settings
+from toolsift.embedding import Embedder, load_embedder
+from toolsift.ranker.history import HistoryStore
+from toolsift.records import kinds_for
+from toolsift.search.records import SearchRequest, SearchResponse
+from toolsift.search.searcher import Searcher
+from toolsift.search.sets import SetRecommender
+from toolsift.search.shaping import shape_request
+
+__all__ = ["SearchBackend", "needs_embedder"]
+
+
+def needs_embedder(request: SearchRequest, settings: Settings) -> bool:
+    """Whether answering ``request`` encodes text: a dense or hybrid first stage, or a tool set."""
+    return request.level == "set" or "dense" in kinds_for(request.retriever or settings.retriever)
+
+
+class SearchBackend:
+    """Answers search requests against the indices of one cluster.
+
+    Args:
+        client: a connected client.
+        settings: the defaults every request starts from.
+        embedder: the embedding model to use; default: the settings' model (:func:`load_embedder`),
+            loaded on the first request that needs one.
+        source: who searches (``cli``, ``ui``, ``api``), recorded in the query log.
+    """
+
+    def __init__(
+        self,
+        client: OpenSearch,
+        settings: Settings,
+        *,
+        embedder: Embedder | None = None,
+        embedder_loader: Callable[[Settings], Embedder] = load_embedder,
+        source: str = "api",
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.source = source
+        self._embedder = embedder
+        self._load_embedder = embedder_loader
+        self._searchers: dict[tuple[object, ...], Searcher] = {}
+        self._lock = threading.Lock()
+
+    def settings_for(self, request: SearchRequest) -> Settings:
+        """The settings ``request`` runs with: the defaults plus its own choices."""
+        return self.settings.with_overrides(**request.overrides())
+
+    def searcher(self, request: SearchRequest | None = None) -> Searcher:
+        """The searcher for ``request``'s choices (default: the settings'), created on first use."""
+        request = request or SearchRequest(query="-")
+        settings = self.settings_for(request)
+        with_model = needs_embedder(request, settings) or self._embedder is not None
+        key = (settings.index, str(settings.weights), settings.reranker, settings.ranker_url, with_model)
+        with self._lock:
+            found = self._searchers.get(key)
+            if found is None:
+                embedder = self.embedder(settings) if with_model else None
+                found = self._searchers[key] = Searcher(self.client, settings, embedder, source=self.source)
+            return found
+
+    def embedder(self, settings: Settings | None = None) -> Embedder:
+        """The embedding model (loaded on first use)."""
+        if self._embedder is None:
+            self._embedder = self._load_embedder(settings or self.settings)
+        return self._embedder
+
+    def forget(self) -> None:
+        """Drop the kept searchers (after weights were pushed or cleared: the next request reloads)."""
+        with self._lock:
+            self._searchers.clear()
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        """Answer one request.
+
+        Raises:
+            BadQueryError: the request cannot be answered as asked.
+            IndexMismatchError: the index does not exist or was built for another model.
+        """
+        searcher = self.searcher(request)
+        query, source = shape_request(request, self.client, searcher.settings, searcher.structure)
+        if request.level == "set":
+            alias = searcher.settings.index
+            history = HistoryStore(self.client, alias) if HistoryStore.exists(self.client, alias) else None
+            return SearchResponse(request, source, tool_set=SetRecommender(searcher, history).recommend(query))
+        if request.candidates and request.level == "tool" and request.method == "multi-field":
+            result, candidates = searcher.search_with_candidates(query, top_k=request.top_k,
+                                                                 retriever=searcher.settings.retriever)
+            return SearchResponse(request, source, result=result, candidates=tuple(candidates))
+        result = searcher.search(query, top_k=request.top_k, method=request.method,
+                                 retriever=searcher.settings.retriever, level=request.level, merge=request.merge)
+        return SearchResponse(request, source, result=result)

@@ -1,0 +1,251 @@
+"""The search backend's records: what a front end asks (:class:`SearchRequest`) and what it gets
+back (:class:`SearchResponse`, holding a :class:`SearchResult` or a tool set), with their JSON forms.
+
+No I/O here: the CLI, the workbench and the API build a request, :class:`~toolsift.search.backend.SearchBackend`
+answers it, and each front end renders the response its own way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from toolsift.config import Retriever
+from toolsift.errors import BadQueryError
+from toolsift.query.structured import StructuredQuery
+from toolsift.ranker.agents import MergeRule
+from toolsift.ranker.ptr import PTRConfig, ToolSet
+from toolsift.records import FieldSignals, RankedAgent, RankedTool
+
+__all__ = [
+    "Method",
+    "Level",
+    "RequestedLevel",
+    "SearchLevel",
+    "RequestSource",
+    "MAX_TOP_K",
+    "SearchRequest",
+    "StepRanking",
+    "SearchResult",
+    "SearchResponse",
+    "SetResult",
+    "tool_to_dict",
+]
+
+Method = Literal["multi-field", "full-doc"]
+#: What an answer holds: tools, or agents (Tool-to-Agent retrieval).
+Level = Literal["tool", "agent"]
+#: What a search asks for: ``auto`` answers with agents when several of an agent's tools make the
+#: tool answer (:func:`~toolsift.ranker.agents.decide_level`), else with the tools.
+RequestedLevel = Literal["tool", "agent", "auto"]
+#: What a front end may ask for: a level, or ``set``: a precise tool set (PTR) instead of a list.
+SearchLevel = Literal["tool", "agent", "auto", "set"]
+#: Where the structured query came from: the rewrite's (``llm``, ``cache``, ``fallback``: the plain
+#: request), the caller's structured query (``file``), no rewrite (``off``), the caller's steps,
+#: rule-based decomposition.
+RequestSource = Literal["llm", "cache", "fallback", "file", "off", "steps", "decompose"]
+#: The most tools (or agents) one request may ask for.
+MAX_TOP_K = 1000
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """A ranked answer plus how it was produced.
+
+    ``timings`` (milliseconds): ``encode`` (query embedding), ``candidates`` and ``field_scores``
+    (OpenSearch round trips, HTTP included), ``rank`` (the ranker), ``total``.
+
+    At agent level ``steps`` holds each step's own ranking (one step: direct querying) and every
+    agent says which steps reached it; ``requested_level`` is what was asked (``auto`` resolves
+    to ``level``, with ``level_reason``).
+    """
+
+    query: StructuredQuery
+    method: Method
+    retriever: Retriever
+    level: Level
+    tools: tuple[RankedTool, ...]
+    agents: tuple[RankedAgent, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+    index: str = ""
+    ranker: str = ""
+    reranker: str | None = None
+    degraded: bool = False
+    degraded_reason: str | None = None
+    steps: tuple[StepRanking, ...] = ()
+    requested_level: RequestedLevel | None = None
+    level_reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query.text,
+            "structured_query": self.query.to_dict(),
+            "method": self.method,
+            "retriever": self.retriever,
+            "level": self.level,
+            "requested_level": self.requested_level or self.level,
+            "level_reason": self.level_reason,
+            "steps": [{"step": i + 1, **s.to_dict()} for i, s in enumerate(self.steps)],
+            "index": self.index,
+            "ranker": self.ranker,
+            "reranker": self.reranker,
+            "degraded": self.degraded,
+            "degraded_reason": self.degraded_reason,
+            "timings_ms": {k: round(v, 2) for k, v in self.timings.items()},
+            "tools": [tool_to_dict(t, i + 1) for i, t in enumerate(self.tools)],
+            "agents": [
+                {"rank": a.rank, "id": a.agent_id, "name": a.name, "score": round(a.score, 6), "via": list(a.via),
+                 "steps": list(a.steps), "step_scores": [round(v, 4) for v in a.step_scores]}
+                for a in self.agents
+            ],
+        }
+
+
+def tool_to_dict(t: RankedTool, rank: int) -> dict[str, Any]:
+    """One ranked tool as JSON (``toolsift search --json``, the query log, the workbench)."""
+    return {
+        "rank": rank,
+        "id": t.doc_id,
+        "name": t.name,
+        "entity": t.entity,
+        "agent_id": t.agent_id,
+        "score": round(t.score, 6),
+        "base_score": None if t.base_score is None else round(t.base_score, 6),
+        "reranker_score": None if t.reranker_score is None else round(t.reranker_score, 6),
+        "field_scores": {k: round(v, 4) for k, v in t.field_scores.items()},
+        "contributions": {k: round(v, 4) for k, v in t.contributions.items()},
+        "raw_scores": {k: {f: round(s, 4) for f, s in v.items()} for k, v in t.raw_scores.items()},
+        "missing_required_parameters": list(t.missing_required),
+        "first_stage_rank": t.first_stage_rank,
+    }
+
+
+@dataclass(frozen=True)
+class StepRanking:
+    """One step's joint ranking: its entities (scores in [0, 1]) and their owners by Algorithm 1."""
+
+    text: str
+    entities: tuple[RankedTool, ...]
+    agents: tuple[RankedAgent, ...]
+
+    def to_dict(self, top: int = 5) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "agents": [{"id": a.agent_id, "name": a.name, "score": round(a.score, 4)} for a in self.agents[:top]],
+        }
+
+
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search, as every front end asks it.
+
+    Args:
+        query: the request text. With ``steps`` it is only the label logged; with ``structured`` the
+            text recorded beside it.
+        structured: a rewritten structured query to search with as given (no rewrite).
+        steps: step-wise querying: each text is one tool need (one step at agent level).
+        decompose: split ``query`` into steps with the rule-based decomposition (no LLM).
+        instruction: the agent's task instruction, matched against descriptions and examples as one
+            more tool need (multi-field only).
+        rewrite: rewrite ``query`` into tool needs and arguments (a cached rewrite, else the LLM when
+            one is configured, else the request as one need).
+        level: ``tool``, ``agent`` (Tool-to-Agent retrieval), ``auto`` or ``set`` (PTR tool set).
+        top_k: how many tools (or agents) to return.
+        method, retriever, merge: the tool-level ranking, the first stage (default: the setting),
+            how an agent-level answer merges its steps.
+        index, weights, reranker, ranker_url: per-request choices of index alias, learned weights,
+            second-stage reranker and remote ranker (default: the settings).
+        candidates: also return every first-stage candidate's signals (tool level, multi-field), for
+            re-ranking them with other weights (the workbench).
+
+    Raises:
+        BadQueryError: a request that cannot be answered (nothing to search with, conflicting inputs).
+    """
+
+    query: str = ""
+    structured: StructuredQuery | None = None
+    steps: tuple[str, ...] = ()
+    decompose: bool = False
+    instruction: str | None = None
+    rewrite: bool = True
+    level: SearchLevel = "tool"
+    top_k: int = 10
+    method: Method = "multi-field"
+    retriever: Retriever | None = None
+    merge: MergeRule = "max"
+    index: str | None = None
+    weights: Path | None = None
+    reranker: str | None = None
+    ranker_url: str | None = None
+    candidates: bool = False
+
+    def __post_init__(self) -> None:
+        steps = tuple(" ".join(s.split()) for s in self.steps)
+        object.__setattr__(self, "steps", steps)
+        if steps and not all(steps):
+            raise BadQueryError("a step is empty")
+        if steps and (self.structured is not None or self.decompose):
+            raise BadQueryError("steps give the tool needs themselves: send them without a structured query or decompose")
+        if self.decompose and (self.structured is not None or not self.query.strip()):
+            raise BadQueryError("decompose splits the query text: send a query and no structured query")
+        if not (self.query.strip() or self.structured is not None or steps):
+            raise BadQueryError("the request has no query text, structured query or steps to search with")
+        if not 1 <= self.top_k <= MAX_TOP_K:
+            raise BadQueryError(f"top_k must be between 1 and {MAX_TOP_K}, got {self.top_k}")
+        if self.level not in ("tool", "agent", "auto", "set"):
+            raise BadQueryError(f"unknown level {self.level!r}; use tool, agent, auto or set")
+        if self.method not in ("multi-field", "full-doc"):
+            raise BadQueryError(f"unknown method {self.method!r}; use multi-field or full-doc")
+        if self.retriever is not None and self.retriever not in ("bm25", "minilm", "hybrid"):
+            raise BadQueryError(f"unknown retriever {self.retriever!r}; use bm25, minilm or hybrid")
+        if self.merge not in ("max", "rrf"):
+            raise BadQueryError(f"unknown merge rule {self.merge!r}; use max or rrf")
+
+    def overrides(self) -> dict[str, Any]:
+        """The settings this request chooses for itself (None: the configured one)."""
+        return {"index": self.index, "retriever": self.retriever, "weights": self.weights,
+                "ranker_url": self.ranker_url, "reranker": self.reranker}
+
+
+@dataclass(frozen=True)
+class SetResult:
+    """A recommended set, with the parameters that decided it and where the time went."""
+
+    tool_set: ToolSet
+    config: PTRConfig
+    history: bool
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.tool_set.to_dict(), "history": self.history, "ptr": self.config.to_dict(),
+                "timings_ms": {k: round(v, 2) for k, v in self.timings.items()}}
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    """The backend's answer: a ranked result, or a recommended tool set (``level == "set"``).
+
+    ``rewrite_source`` says where the structured query came from; ``candidates`` holds the
+    first-stage candidates' signals when the request asked for them.
+    """
+
+    request: SearchRequest
+    rewrite_source: RequestSource
+    result: SearchResult | None = None
+    tool_set: SetResult | None = None
+    candidates: tuple[FieldSignals, ...] = ()
+
+    @property
+    def level(self) -> SearchLevel:
+        return "set" if self.tool_set is not None else (self.result.level if self.result else self.request.level)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON every front end returns (``toolsift search --json``)."""
+        if self.tool_set is not None:
+            return {"query": self.request.query, "rewrite_source": self.rewrite_source, **self.tool_set.to_dict()}
+        assert self.result is not None
+        return {**self.result.to_dict(), "rewrite_source": self.rewrite_source}
