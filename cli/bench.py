@@ -10,6 +10,7 @@ import click
 from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._groups import DefaultSubcommandGroup
 from toolsift.cli._output import table, write_json
+from toolsift.cli.options import index_option, json_file_option, queries_file_option, retriever_option, top_k_option, weights_option
 
 _DEFAULT = "latency"
 
@@ -22,8 +23,7 @@ def bench() -> None:
 
 @bench.command(_DEFAULT)
 @click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the figures here (default: bench-<dataset>.json).")
+@json_file_option("Write the figures here (default: bench-<dataset>.json).")
 @click.option("--max-queries", type=click.IntRange(1), help="Time only the first N queries.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 @pass_app
@@ -61,15 +61,13 @@ def latency(app: AppContext, dataset_dir: Path, json_out: Path | None, max_queri
 
 @bench.command("failover")
 @click.argument("dataset_dir", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--queries", "queries_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Queries instead of DATASET_DIR's: JSON (strings, or objects with query/text) or one per line.")
-@click.option("--index", "index_alias", help="The index to search (default: the configured one); it must exist.")
+@queries_file_option()
+@index_option("The index to search (default: the configured one); it must exist.")
 @click.option("-n", "--n-queries", type=click.IntRange(3), default=60, show_default=True,
               help="Searches in all: the service is killed after a third, restarted after two thirds.")
-@click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), help="Default: the configured one.")
-@click.option("--top-k", "-k", type=click.IntRange(1, 1000), default=10, show_default=True)
-@click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
-              help="Learned MFTR weights for the search path and the service.")
+@retriever_option()
+@top_k_option()
+@weights_option("Learned MFTR weights for the search path and the service.")
 @click.option("--reranker", help="The service's reranker (default: the `reranker` setting).")
 @click.option("--rerank-top", type=click.IntRange(1, 1000), help="M for the service's reranker.")
 @click.option("--rerank-weight", type=click.FloatRange(0.0, 1.0), help="λ for the service's reranker.")
@@ -78,8 +76,7 @@ def latency(app: AppContext, dataset_dir: Path, json_out: Path | None, max_queri
               help="Seconds the search path waits for the service (default: the `ranker_timeout` setting).")
 @click.option("--health-timeout", type=click.FloatRange(1.0), default=300.0, show_default=True,
               help="Seconds to wait for the service's /health at each start (the model loads first).")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the figures here (default: failover-<queries>.json).")
+@json_file_option("Write the figures here (default: failover-<queries>.json).")
 @pass_app
 def failover(
     app: AppContext,
@@ -151,13 +148,11 @@ def failover(
 
 @bench.command("rerank")
 @click.argument("dataset_dir", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--queries", "queries_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Queries instead of DATASET_DIR's: JSON (strings, or objects with query/text) or one per line.")
-@click.option("--index", "index_alias", help="The index the requests come from (default: the configured one).")
+@queries_file_option()
+@index_option("The index the requests come from (default: the configured one).")
 @click.option("-n", "--n-queries", type=click.IntRange(2), default=20, show_default=True, help="Requests timed.")
-@click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), help="Default: the configured one.")
-@click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
-              help="Learned MFTR weights (the base ranker; default: the fixed field weights).")
+@retriever_option()
+@weights_option("Learned MFTR weights (the base ranker; default: the fixed field weights).")
 @click.option("--reranker", "rerankers", multiple=True,
               help="A reranker to time (repeatable): a trained artifact, cross-encoder:PATH, tool-rank:PATH or "
                    "tool-rank:smollm2. Default: the bundled MiniLM as a cross-encoder and the bundled SmolLM2 as Tool-Rank.")
@@ -166,8 +161,7 @@ def failover(
 @click.option("--concurrency", type=click.IntRange(1, 256), default=8, show_default=True,
               help="Clients sending at once in the service's concurrent run.")
 @click.option("--no-service", is_flag=True, help="Only the in-process transport.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the figures here (default: bench-rerank-<index>.json).")
+@json_file_option("Write the figures here (default: bench-rerank-<index>.json).")
 @pass_app
 def rerank(
     app: AppContext,

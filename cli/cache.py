@@ -8,6 +8,7 @@ import click
 
 from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._output import emit_json
+from toolsift.cli.options import json_flag
 
 
 @click.group()
@@ -20,7 +21,7 @@ def cache() -> None:
 @click.option("--queries", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="ToolRet queries.json mapping query ids to texts (default: found beside the dataset).")
 @click.option("--model", help="Model name for the cache keys (default: from the file name).")
-@click.option("--json", "as_json", is_flag=True)
+@json_flag()
 @pass_app
 def import_command(app: AppContext, path: Path, queries: Path | None, model: str | None, as_json: bool) -> None:
     """Load published LLM outputs (e.g. ../shared/datasets/mftr/apibank) so rewrites and

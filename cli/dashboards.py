@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from toolsift.cli._output import emit_json, table
+from toolsift.cli.options import json_flag
 
 
 @click.group()
@@ -29,7 +30,7 @@ def dashboards() -> None:
 @click.option("--user", envvar="TOOLSIFT_DASHBOARDS_USER", show_envvar=True,
               help="Basic-auth user (security plugin on); the password comes from TOOLSIFT_DASHBOARDS_PASSWORD "
               "or a prompt.")
-@click.option("--json", "as_json", is_flag=True)
+@json_flag()
 def import_command(url: str, file: Path | None, check: bool, overwrite: bool, wait: float, user: str | None,
                    as_json: bool) -> None:
     """Import the index patterns (toolsift-querylog*, toolsift-judgments*, toolsift-evalruns*), the

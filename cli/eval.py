@@ -13,6 +13,7 @@ from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._mftr_inputs import mftr_input_options
 from toolsift.cli._reranker_options import RerankerChoice, reranker_training_options
 from toolsift.cli._output import markdown_table, table, write_json
+from toolsift.cli.options import json_file_option, retriever_option
 
 if TYPE_CHECKING:
     from toolsift.config import Settings
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 @click.argument("dataset_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--method", type=click.Choice(["multi-field", "full-doc", "mftr"]), default="multi-field", show_default=True,
               help="mftr: MFTR's 5-fold protocol with learned weights and Table 3's ablations.")
-@click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), default="bm25", show_default=True)
+@retriever_option(default="bm25")
 @click.option("--split", default="test", show_default=True, help="Qrels split for BEIR folders.")
 @click.option("--depth", type=click.IntRange(10, 1000), default=100, show_default=True, help="Tools returned per query.")
 @mftr_input_options
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
                    "question, toolsift's own decomposition, an agent-only index, and the other retrievers.")
 @click.option("--limit", type=click.IntRange(1), help="--level agent: only the first N tasks (a quick slice).")
 @reranker_training_options(required=False)
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), help="Write the result as JSON here.")
+@json_file_option("Write the result as JSON here.")
 @click.option("--no-record", is_flag=True,
               help="Do not record this run in eval_runs_index (recorded by default: one document per table row).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")

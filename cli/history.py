@@ -9,6 +9,7 @@ import click
 from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._output import emit_json, table
 from toolsift.cli._progress import progress_bars
+from toolsift.cli.options import index_option, json_flag
 
 
 @click.group()
@@ -18,11 +19,11 @@ def history() -> None:
 
 @history.command("load")
 @click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--index", "index_alias", help="The catalog's index alias (default: the configured one).")
+@index_option("The catalog's index alias (default: the configured one).")
 @click.option("--split", default="train", show_default=True, help="The split whose queries become the history.")
 @click.option("--calibration-queries", type=click.IntRange(0, 100_000), default=300, show_default=True,
               help="Past queries held out to calibrate PTR's parameters (at most a tenth of the history; 0: none).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_flag("Print the result as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @pass_app
 def load(
@@ -59,7 +60,7 @@ def load(
 
 
 @history.command("show")
-@click.option("--index", "index_alias", help="The catalog's index alias (default: the configured one).")
+@index_option("The catalog's index alias (default: the configured one).")
 @pass_app
 def show(app: AppContext, index_alias: str | None) -> None:
     """Show the history index's size, source and calibrated PTR parameters."""

@@ -6,6 +6,7 @@ import click
 
 from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._output import emit_json, table
+from toolsift.cli.options import json_flag
 
 
 @click.group()
@@ -18,7 +19,7 @@ _INDEX_OPTION = click.option("--index", "index_alias", help="Index alias (defaul
 
 @index.command("status")
 @_INDEX_OPTION
-@click.option("--json", "as_json", is_flag=True)
+@json_flag()
 @pass_app
 def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
     """Show the alias, its current version, embedding model, document counts and pushed weights."""

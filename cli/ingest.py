@@ -9,12 +9,13 @@ import click
 from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._output import emit_json, rejected_table
 from toolsift.cli._progress import progress_bars
+from toolsift.cli.options import index_option, json_flag
 
 
 @click.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "fmt", help="Catalog format (default: detected): toolret, mcp, openai, openapi, beir, mftr.")
-@click.option("--index", "index_alias", help="Index alias to write to (default: the configured one).")
+@index_option("Index alias to write to (default: the configured one).")
 @click.option("--strict", is_flag=True, help="Write nothing when any record is bad.")
 @click.option("--prune", is_flag=True, help="Delete tools of this catalog's source that it no longer lists.")
 @click.option("--rebuild", is_flag=True, help="Build a new index version beside the current one and swap the alias.")
@@ -22,7 +23,7 @@ from toolsift.cli._progress import progress_bars
               help="rules: rule-based field mapping; llm: MFTR standardisation + Tool-DE profile by the "
               "configured LLM (llm_base_url) or its cache, failing for a tool that is neither.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, only the summary line.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_flag("Print the report as JSON.")
 @pass_app
 def ingest(
     app: AppContext,
@@ -50,7 +51,7 @@ def ingest(
     fmt = fmt or detect_format(path)  # an unreadable catalog fails before the model loads
     standardiser = None
     if standardize == "llm":
-        from toolsift.ingest.standardise import LLMStandardiser
+        from toolsift.ingest.standardise_llm import LLMStandardiser
         from toolsift.llm import llm_and_cache
 
         llm, cache = llm_and_cache(settings)

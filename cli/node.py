@@ -12,6 +12,7 @@ import json
 import click
 
 from toolsift.cli._context import AppContext, pass_app
+from toolsift.cli.options import json_flag
 from toolsift.plugin_scripts.node import OPENSEARCH_VERSION, LocalNode
 
 __all__ = ["node"]
@@ -81,7 +82,7 @@ def stop(app: AppContext, timeout: float) -> None:
 
 
 @node.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
+@json_flag("Print the status as one JSON object.")
 @pass_app
 def status(app: AppContext, as_json: bool) -> None:
     """Show whether the node is installed and running, its URL, health and version."""

@@ -9,6 +9,7 @@ import click
 
 from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._output import emit_json, table
+from toolsift.cli.options import index_option, json_flag, retriever_option, top_k_option, weights_option
 
 
 @click.command()
@@ -28,15 +29,14 @@ from toolsift.cli._output import emit_json, table
 @click.option("--merge", type=click.Choice(["max", "rrf"]), default="max", show_default=True,
               help="Agent level: how the steps' rankings are merged: max (an agent's best step score, ties by "
               "the sum) or rrf (sum of reciprocal ranks).")
-@click.option("--top-k", "-k", type=click.IntRange(1, 1000), default=10, show_default=True)
+@top_k_option()
 @click.option("--method", type=click.Choice(["multi-field", "full-doc"]), default="multi-field", show_default=True)
-@click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), help="Default: the configured one.")
-@click.option("--index", "index_alias", help="Index alias (default: the configured one).")
+@retriever_option()
+@index_option("Index alias (default: the configured one).")
 @click.option("--rewrite/--no-rewrite", default=True, show_default=True,
               help="Rewrite QUERY into tool needs and arguments (MFTR): a cached rewrite, else the LLM "
               "(llm_base_url) with BM25 context from the index, else the request as one tool need.")
-@click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
-              help="Learned MFTR weights (a `toolsift train` output or its weights.json); overrides the setting.")
+@weights_option("Learned MFTR weights (a `toolsift train` output or its weights.json); overrides the setting.")
 @click.option("--instruction", help="The agent's task instruction (e.g. ToolRet's per-query instruction): matched "
               "against descriptions and examples as one more tool need (multi-field only).")
 @click.option("--ranker-url", help="Rank with the `toolsift serve ranker` service at this URL (e.g. "
@@ -48,7 +48,7 @@ from toolsift.cli._output import emit_json, table
               help="Recommend a precise tool *set* (PTR) instead of a top-k list: from the index's history "
               "(`toolsift history load`) when it has one, else cold start (retrieval + a score-gap size). "
               "Retrieval is Full-Doc hybrid; each tool shows the need it covers and why it is in the set.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON with per-field scores and timings.")
+@json_flag("Print JSON with per-field scores and timings.")
 @pass_app
 def search(
     app: AppContext,

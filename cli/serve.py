@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from toolsift.cli._context import AppContext, pass_app
+from toolsift.cli.options import index_option, retriever_option, weights_option
 
 
 @click.group()
@@ -17,8 +18,7 @@ def serve() -> None:
 @serve.command("ranker")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8300, show_default=True, type=click.IntRange(1, 65535))
-@click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
-              help="Learned MFTR weights (a `toolsift train` output or its weights.json); default: the "
+@weights_option("Learned MFTR weights (a `toolsift train` output or its weights.json); default: the "
               "`weights` setting, else the fixed field weights.")
 @click.option("--reranker", help="Second-stage reranker: a `toolsift train reranker` artifact, 'tool-rank:smollm2', "
               "'tool-rank:PATH' or 'cross-encoder:PATH' (default: the `reranker` setting; none: base ranking only).")
@@ -74,10 +74,9 @@ def ranker(
 @serve.command("ui")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8400, show_default=True, type=click.IntRange(1, 65535))
-@click.option("--index", "index_alias", help="Index alias to search (default: the configured one).")
-@click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), help="Default: the configured one.")
-@click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
-              help="Learned weights to start from (default: the `weights` setting, else the weights pushed to the "
+@index_option("Index alias to search (default: the configured one).")
+@retriever_option()
+@weights_option("Learned weights to start from (default: the `weights` setting, else the weights pushed to the "
               "index, else the fixed field weights).")
 @click.option("--reranker", help="Second-stage reranker in-process (default: the `reranker` setting).")
 @click.option("--ranker-url", help="Rank the current list with a `toolsift serve ranker` service (the proposed "

@@ -9,6 +9,7 @@ import click
 from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._output import emit_json, rejected_table
 from toolsift.cli._progress import progress_bars
+from toolsift.cli.options import json_flag
 
 
 @click.command()
@@ -18,7 +19,7 @@ from toolsift.cli._progress import progress_bars
 @click.option("--format", "fmt", help="Catalog format (default: detected): toolret, mcp, openai, openapi, beir, mftr.")
 @click.option("--limit", type=click.IntRange(min=1), help="Standardise only the first N tools.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, only the summary line.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_flag("Print the report as JSON.")
 @pass_app
 def standardize(
     app: AppContext,
@@ -38,7 +39,8 @@ def standardize(
     is read back by `toolsift ingest OUT` (format mftr).
     """
     from toolsift.ingest.loaders import detect_format
-    from toolsift.ingest.standardise import LLMStandardiser, write_standardised
+    from toolsift.ingest.standardise_llm import LLMStandardiser
+    from toolsift.ingest.standardise_catalog import write_standardised
     from toolsift.llm import llm_and_cache
 
     settings = app.settings()

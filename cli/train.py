@@ -12,6 +12,7 @@ from toolsift.cli._groups import DefaultSubcommandGroup
 from toolsift.cli._mftr_inputs import mftr_input_options
 from toolsift.cli._output import emit_json, table
 from toolsift.cli._reranker_options import RerankerChoice, reranker_training_options
+from toolsift.cli.options import json_flag, retriever_option, weights_option
 
 if TYPE_CHECKING:
     from toolsift.evaluation.mftr_inputs import MFTRInputs
@@ -24,7 +25,7 @@ def train() -> None:
 
 @train.command("weights")
 @click.argument("dataset_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), default="minilm", show_default=True)
+@retriever_option(default="minilm")
 @mftr_input_options
 @click.option("--fold", help="Train on this fold's training split of --folds (default: every query).")
 @click.option("--epochs", type=click.IntRange(1, 1000), default=5, show_default=True)
@@ -38,7 +39,7 @@ def train() -> None:
 @click.option("--name", help="Artifact name (default: <dataset>-<retriever>).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Artifact root (default: <data_dir>/weights).")
-@click.option("--json", "as_json", is_flag=True, help="Print the artifact as JSON.")
+@json_flag("Print the artifact as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @pass_app
 def train_weights_command(
@@ -105,16 +106,15 @@ def train_weights_command(
 
 @train.command("reranker")
 @click.argument("dataset_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--retriever", type=click.Choice(["bm25", "minilm", "hybrid"]), default="minilm", show_default=True)
+@retriever_option(default="minilm")
 @mftr_input_options
 @reranker_training_options(required=True)
 @click.option("--fold", help="Train on this fold's training split of --folds (default: every query).")
-@click.option("--weights", "weights_path", type=click.Path(exists=True, path_type=Path),
-              help="MFTR weights whose ranking gives the hard negatives (default: learned here on the same queries).")
+@weights_option("MFTR weights whose ranking gives the hard negatives (default: learned here on the same queries).")
 @click.option("--name", help="Artifact name (default: <dataset>-<kind>).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Artifact root (default: <data_dir>/rerankers).")
-@click.option("--json", "as_json", is_flag=True, help="Print the artifact record as JSON.")
+@json_flag("Print the artifact record as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @pass_app
 def train_reranker_command(

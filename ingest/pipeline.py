@@ -30,7 +30,7 @@ from toolsift.ingest.embed import document_texts, to_index_documents
 from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.normalise import normalise_agent, normalise_tool
 from toolsift.ingest.records import LoadedRecord, RawAgent, RawTool, RejectedRecord
-from toolsift.ingest.standardise import standardised_records
+from toolsift.ingest.standardise_catalog import standardised_records
 from toolsift.ingest.version import document_builder_version
 from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
 from toolsift.mappings.index import IndexManager
@@ -247,7 +247,7 @@ def ingest_catalog(
             built by this version of the document-building code (:func:`document_builder_version`).
         progress: called as records are validated and indexed.
         standardiser: sets each tool's standardised document before normalisation (e.g.
-            :meth:`LLMStandardiser.require <toolsift.ingest.standardise.LLMStandardiser.require>`);
+            :meth:`LLMStandardiser.require <toolsift.ingest.standardise_llm.LLMStandardiser.require>`);
             None: rule-based standardisation only. It runs in both passes, so it must be
             deterministic (the LLM cache makes the second pass free); an error it raises in the
             first pass (an unreachable LLM) stops the ingest before anything is written.

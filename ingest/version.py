@@ -25,7 +25,6 @@ _HERE = Path(__file__).resolve().parent
 DOCUMENT_BUILDER_MODULES: tuple[str, ...] = (
     "records.py",
     "normalise.py",
-    "standardise.py",
     "standardise_tasks.py",
     "standardise_answers.py",
     "standardise_required.py",

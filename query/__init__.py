@@ -3,11 +3,9 @@ the OpenSearch request bodies that retrieve and score candidates field by field.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from toolsift.lazy import lazy_exports
 
-#: Public name → the module that defines it; imported on first use (PEP 562), so importing one
-#: module of the package does not load the rest (torch, FastAPI).
+#: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
 _EXPORTS: dict[str, str] = {
     "StructuredQuery": "toolsift.query.structured",
     "ToolNeed": "toolsift.query.structured",
@@ -23,8 +21,4 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -23,13 +23,15 @@ from dataclasses import replace
 
 from toolsift.config import Settings
 from toolsift.errors import ConfigError
-from toolsift.ranker.fusion import min_max
+from toolsift.ranker.artifact import WeightsArtifact
+from toolsift.ranker.fusion import FieldWeightRanker, min_max
+from toolsift.ranker.mftr import MFTRRanker
 from toolsift.ranker.protocol import RankedResult, RankRequest, RankResponse
 from toolsift.ranker.rerankers import Reranker
 from toolsift.ranker.types import Ranker
 from toolsift.records import RankedTool
 
-__all__ = ["RankingPipeline", "BasePass", "candidate_text"]
+__all__ = ["RankingPipeline", "BasePass", "candidate_text", "ranking_pipeline"]
 
 BasePass = tuple[list[RankedTool], list[tuple[str, str]]]
 
@@ -150,3 +152,15 @@ class RankingPipeline:
             fusion_weight=self.fusion_weight if m else None,
             weights_version=self.weights_version,
         )
+
+
+def ranking_pipeline(
+    settings: Settings, artifact: WeightsArtifact | None = None, base: Ranker | None = None
+) -> RankingPipeline:
+    """The one way a ranking pipeline is made from settings, for the search backend's in-process path
+    and the ranker service alike: ``base`` (default: MFTR over ``artifact``'s learned weights, else the
+    fixed ``field_weights``) plus the ``reranker`` setting's model; the weights' digest tags it."""
+    if base is None:
+        base = MFTRRanker(artifact.weights) if artifact is not None else FieldWeightRanker(settings.field_weights)
+    version = f"w{artifact.digest}" if artifact is not None else None
+    return RankingPipeline.from_settings(base, settings, weights_version=version)

@@ -49,7 +49,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from toolsift.errors import BadQueryError, ConfigError, ToolsiftError
+from toolsift.errors import BadQueryError, ConfigError, ToolsiftError, error_kind
 from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest, RankResponse
 
@@ -469,9 +469,11 @@ def create_app(
             response = await answer(request, started)
         except _ApiError as exc:
             response = exc.response()
-        except ToolsiftError as exc:
+        except ToolsiftError as exc:  # toolsift.errors.ERROR_TABLE: the status and code every edge uses
             logger.exception("rank request failed")
-            response = error_response(500, "internal_error", f"{type(exc).__name__}: {exc}")
+            kind = error_kind(exc)
+            assert kind is not None
+            response = error_response(kind.http_status, kind.code, f"{type(exc).__name__}: {exc}")
         except Exception as exc:  # noqa: BLE001 - the error model holds for the unexpected too
             logger.exception("rank request failed")
             response = error_response(500, "internal_error", f"unexpected {type(exc).__name__}; see the service log")
@@ -527,23 +529,13 @@ def _validation_error(exc: ValidationError) -> _ApiError:
 
 
 def build_pipeline(settings: Settings) -> RankingPipeline:
-    """The pipeline the settings describe: MFTR over the ``weights`` artifact (else the fixed
-    ``field_weights``) plus the ``reranker`` setting's model, as the in-process search path builds it."""
-    from toolsift.ranker.fusion import FieldWeightRanker
-    from toolsift.ranker.types import Ranker
+    """The pipeline the settings describe, built as the search backend builds its in-process one
+    (:func:`~toolsift.ranker.pipeline.ranking_pipeline`): MFTR over the ``weights`` artifact (else the
+    fixed ``field_weights``) plus the ``reranker`` setting's model."""
+    from toolsift.ranker.artifact import load_artifact
+    from toolsift.ranker.pipeline import ranking_pipeline
 
-    base: Ranker
-    version = None
-    if settings.weights is not None:
-        from toolsift.ranker.artifact import load_artifact
-        from toolsift.ranker.mftr import MFTRRanker
-
-        artifact = load_artifact(settings.weights)
-        base = MFTRRanker(artifact.weights)
-        version = f"w{artifact.digest}"  # the tag Searcher reports for the same weights
-    else:
-        base = FieldWeightRanker(settings.field_weights)
-    return RankingPipeline.from_settings(base, settings, weights_version=version)
+    return ranking_pipeline(settings, load_artifact(settings.weights) if settings.weights is not None else None)
 
 
 def serve(

@@ -28,7 +28,7 @@ from toolsift.ranker.artifact import WeightsArtifact, load_artifact
 from toolsift.ranker.deploy import active_weights
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.mftr import MFTRRanker
-from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.pipeline import ranking_pipeline
 from toolsift.ranker.protocol import RankingService, RankRequest, RankResponse
 from toolsift.ranker.types import Ranker
 from toolsift.records import FieldSignals, Kind, RankedTool, kinds_for
@@ -90,7 +90,7 @@ class Searcher:
             self.first_stage_weights = self.artifact.weights.first_stage_weights()
             tag = f"w{self.artifact.digest}"
         self.ranker: Ranker = ranker or FieldWeightRanker(settings.field_weights)
-        self.ranking: RankingService = ranking or self._ranking_from_settings(tag or None)
+        self.ranking: RankingService = ranking or self._ranking_from_settings()
         #: Whether candidates travel with their text (a reranker reads it).
         self.reranks = settings.ranker_url is not None or getattr(self.ranking, "reranker", None) is not None
         if embedder is not None:
@@ -106,14 +106,14 @@ class Searcher:
         """``<name>/vNNN`` of the learned weights in use (their digest when not saved); None: fixed weights."""
         return None if self.artifact is None else self.artifact.version
 
-    def _ranking_from_settings(self, weights_version: str | None) -> RankingService:
+    def _ranking_from_settings(self) -> RankingService:
         settings = self.settings
         if settings.ranker_url:
             from toolsift.ranker.client import RemoteRanker
 
             token = settings.ranker_token.get_secret_value() if settings.ranker_token else None
             return RemoteRanker(settings.ranker_url, timeout=settings.ranker_timeout, token=token)
-        return RankingPipeline.from_settings(self.ranker, settings, weights_version=weights_version)
+        return ranking_pipeline(settings, self.artifact, self.ranker)
 
     def structure(self, text: str) -> StructuredQuery:
         """A plain request as a structured query, the way this searcher's ranker expects it.

@@ -9,11 +9,9 @@ front end in ``static/``)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from toolsift.lazy import lazy_exports
 
-#: Public name → the module that defines it; imported on first use (PEP 562), so importing one
-#: module of the package does not load the rest (torch, FastAPI).
+#: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
 _EXPORTS: dict[str, str] = {
     "Workbench": "toolsift.workbench.session",
     "create_app": "toolsift.workbench.app",
@@ -21,8 +19,4 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = list(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -31,7 +31,7 @@ from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from opensearchpy.exceptions import TransportError
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolsift.errors import ToolsiftError
+from toolsift.errors import ToolsiftError, error_kind
 from toolsift.workbench.session import Workbench
 
 __all__ = ["create_app"]
@@ -113,19 +113,24 @@ def create_app(workbench: Workbench) -> FastAPI:
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
 
     @app.exception_handler(ToolsiftError)
-    async def bad_input(_: Request, exc: ToolsiftError) -> JSONResponse:
-        return JSONResponse({"error": str(exc)}, status_code=400)
+    async def toolsift_error(_: Request, exc: ToolsiftError) -> JSONResponse:
+        kind = error_kind(exc)  # toolsift.errors.ERROR_TABLE: the same table the CLI's exit codes come from
+        assert kind is not None
+        return JSONResponse({"error": str(exc), "code": kind.code}, status_code=kind.http_status)
 
     @app.exception_handler(OpenSearchConnectionError)
     async def unreachable(_: Request, exc: OpenSearchConnectionError) -> JSONResponse:
-        return JSONResponse({"error": f"OpenSearch is unreachable at {workbench.settings.effective_url}: {exc}"},
-                            status_code=503)
+        kind = error_kind(exc)
+        assert kind is not None
+        return JSONResponse({"error": f"OpenSearch is unreachable at {workbench.settings.effective_url}: {exc}",
+                             "code": kind.code}, status_code=kind.http_status)
 
     @app.exception_handler(TransportError)
     async def opensearch_error(_: Request, exc: TransportError) -> JSONResponse:
-        status = exc.status_code if isinstance(exc.status_code, int) and 400 <= exc.status_code < 600 else 502
-        return JSONResponse({"error": f"OpenSearch answered {exc.status_code}: {exc.error}"},
-                            status_code=400 if status < 500 else 502)
+        kind = error_kind(exc)
+        assert kind is not None
+        return JSONResponse({"error": f"OpenSearch answered {exc.status_code}: {exc.error}", "code": kind.code},
+                            status_code=kind.http_status)
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:

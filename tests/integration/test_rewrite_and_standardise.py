@@ -25,12 +25,8 @@ from toolsift.errors import ERROR_TABLE, LLMUnavailableError
 from toolsift.ingest.loaders import load_catalog
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.ingest.records import RawTool
-from toolsift.ingest.standardise import (
-    EXPAND_INSTRUCTIONS,
-    JUDGE_INSTRUCTIONS,
-    STANDARDIZE_INSTRUCTIONS,
-    LLMStandardiser,
-)
+from toolsift.ingest.standardise_tasks import EXPAND_INSTRUCTIONS, JUDGE_INSTRUCTIONS, STANDARDIZE_INSTRUCTIONS
+from toolsift.ingest.standardise_llm import LLMStandardiser
 from toolsift.llm import LLM, LLMCache
 from toolsift.ingest.published import import_published
 from toolsift.mappings import F

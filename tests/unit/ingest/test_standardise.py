@@ -18,19 +18,11 @@ import pytest
 from toolsift.errors import CatalogRecordError, LLMOutputError, LLMUnavailableError
 from toolsift.ingest import load_catalog, normalise_tool
 from toolsift.ingest.records import RawAgent, RawTool, RejectedRecord
-from toolsift.ingest.standardise import (
-    EXPAND_SCHEMA,
-    JUDGE_SCHEMA,
-    STANDARDIZE_SCHEMA,
-    LLMStandardiser,
-    Profile,
-    parse_profile,
-    parse_standardised,
-    parse_verdict,
-    settle_required,
-    standardised_records,
-    write_standardised,
-)
+from toolsift.ingest.standardise_tasks import EXPAND_SCHEMA, JUDGE_SCHEMA, STANDARDIZE_SCHEMA
+from toolsift.ingest.standardise_llm import LLMStandardiser
+from toolsift.ingest.standardise_answers import Profile, parse_profile, parse_standardised, parse_verdict
+from toolsift.ingest.standardise_required import settle_required
+from toolsift.ingest.standardise_catalog import standardised_records, write_standardised
 from toolsift.llm.cache import standardize_subject
 
 MODEL = "test-model"
