@@ -48,6 +48,9 @@ from toolsift.cli.options import index_option, json_flag, retriever_option, top_
               help="Recommend a precise tool *set* (PTR) instead of a top-k list: from the index's history "
               "(`toolsift history load`) when it has one, else cold start (retrieval + a score-gap size). "
               "Retrieval is Full-Doc hybrid; each tool shows the need it covers and why it is in the set.")
+@click.option("--agent", "agents", multiple=True, metavar="AGENT_ID",
+              help="Only tools of this agent (its id, e.g. agent:pdf-reader-mcp-server); repeat it for several. "
+              "Tool and auto level.")
 @json_flag("Print JSON with per-field scores and timings.")
 @pass_app
 def search(
@@ -68,6 +71,7 @@ def search(
     ranker_url: str | None,
     reranker: str | None,
     set_mode: bool,
+    agents: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Search the tool index for QUERY and show why each tool ranked where it did."""
@@ -92,7 +96,7 @@ def search(
         query=query or "", structured=structured, steps=steps, decompose=decompose, instruction=instruction,
         rewrite=rewrite, level="set" if set_mode else level, top_k=top_k, method=method,  # type: ignore[arg-type]
         retriever=retriever, merge=merge, index=index_alias, weights=weights_path,  # type: ignore[arg-type]
-        reranker=reranker, ranker_url=ranker_url,
+        reranker=reranker, ranker_url=ranker_url, agents=agents,
     )
     client = app.client()  # an unreachable node is reported before the model loads
     response = SearchBackend(client, app.settings(), source="cli").search(request)

@@ -106,6 +106,7 @@ class QueryBuilder:
             modes carry them in the search pipeline's weights).
         candidates: how many first-stage candidates to fetch.
         entity: ``"tool"`` to search tools only, ``None`` for tools and agents together.
+        agents: when given, only documents of these agents (their ids, ``agent:<slug>``) are candidates.
     """
 
     def __init__(
@@ -114,14 +115,18 @@ class QueryBuilder:
         field_weights: Mapping[str, float],
         candidates: int = 100,
         entity: str | None = "tool",
+        agents: Sequence[str] = (),
     ) -> None:
         self.field_weights = dict(field_weights)
         self.candidates = candidates
         self.entity = entity
+        self.agents = tuple(agents)
 
     # --- first stage ------------------------------------------------------------------------------
     def _entity_filter(self) -> list[dict[str, Any]]:
-        return [{"term": {F.entity: self.entity}}] if self.entity else []
+        """The first stage's restriction: the entity kind, and the agents when some are asked for."""
+        entity = [{"term": {F.entity: self.entity}}] if self.entity else []
+        return entity + ([{"terms": {F.agent_id: list(self.agents)}}] if self.agents else [])
 
     def _lexical(self, sq: StructuredQuery, *, boosts: bool) -> dict[str, Any]:
         """BM25 over the MFTR fields; per need a ``bool`` of field clauses, ``dis_max`` over needs."""
@@ -174,7 +179,7 @@ class QueryBuilder:
 
     def _knn(self, vector_path: str, vector: Sequence[float], *, filtered: bool) -> dict[str, Any]:
         spec: dict[str, Any] = {"vector": list(vector), "k": self.candidates}
-        if filtered and self.entity:
+        if filtered and self._entity_filter():
             spec["filter"] = {"bool": {"filter": self._entity_filter()}}
         return {"knn": {vector_path: spec}}
 
@@ -194,7 +199,9 @@ class QueryBuilder:
         queries = [self._knn(path, vectors[t], filtered=not nested) for t in texts]
         inner = queries[0] if len(queries) == 1 else {"dis_max": {"queries": queries}}
         if nested:
-            return {"nested": {"path": doc_field, "score_mode": "max", "query": inner}}
+            nested_query = {"nested": {"path": doc_field, "score_mode": "max", "query": inner}}
+            # a nested k-NN cannot filter on its parent's fields: the agents restrict the parents
+            return {"bool": {"must": [nested_query], "filter": self._entity_filter()}} if self.agents else nested_query
         return inner
 
     def candidates_body(
@@ -307,7 +314,7 @@ class QueryBuilder:
         # Lucene's HNSW search explores k candidates: k = top_k alone (5) misses true neighbours,
         # so it searches as wide as the first stage does and returns the top ``size``.
         dense = {"knn": {vector_field(F.full_doc): {"vector": list(vector), "k": max(size, self.candidates), **(
-            {"filter": {"bool": {"filter": self._entity_filter()}}} if self.entity else {}
+            {"filter": {"bool": {"filter": self._entity_filter()}}} if self._entity_filter() else {}
         )}}}
         if kind == "dense":
             return {"size": size, **fetch_spec(), "query": dense}

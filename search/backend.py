@@ -105,8 +105,10 @@ class SearchBackend:
             return SearchResponse(request, source, tool_set=SetRecommender(searcher, history).recommend(query))
         if request.candidates and request.level == "tool" and request.method == "multi-field":
             result, candidates = searcher.search_with_candidates(query, top_k=request.top_k,
-                                                                 retriever=searcher.settings.retriever)
+                                                                 retriever=searcher.settings.retriever,
+                                                                 agents=request.agents)
             return SearchResponse(request, source, result=result, candidates=tuple(candidates))
         result = searcher.search(query, top_k=request.top_k, method=request.method,
-                                 retriever=searcher.settings.retriever, level=request.level, merge=request.merge)
+                                 retriever=searcher.settings.retriever, level=request.level, merge=request.merge,
+                                 agents=request.agents)
         return SearchResponse(request, source, result=result)

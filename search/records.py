@@ -159,6 +159,10 @@ class SearchRequest:
             how an agent-level answer merges its steps.
         index, weights, reranker, ranker_url: per-request choices of index alias, learned weights,
             second-stage reranker and remote ranker (default: the settings).
+        agents: a filter: only tools of these agents (ids ``agent:<slug>``, as search answers name
+            them) are candidates (tool and ``auto`` level).
+        explain: the per-field evidence of every tool (field scores, contributions, raw scores) in
+            the JSON answer; off, each tool keeps its identity, scores and missing parameters.
         candidates: also return every first-stage candidate's signals (tool level, multi-field), for
             re-ranking them with other weights (the workbench).
 
@@ -181,6 +185,8 @@ class SearchRequest:
     weights: Path | None = None
     reranker: str | None = None
     ranker_url: str | None = None
+    agents: tuple[str, ...] = ()
+    explain: bool = True
     candidates: bool = False
 
     def __post_init__(self) -> None:
@@ -202,6 +208,12 @@ class SearchRequest:
             raise BadQueryError(f"unknown method {self.method!r}; use multi-field or full-doc")
         if self.retriever is not None and self.retriever not in ("bm25", "minilm", "hybrid"):
             raise BadQueryError(f"unknown retriever {self.retriever!r}; use bm25, minilm or hybrid")
+        agents = tuple(dict.fromkeys(a.strip() for a in self.agents))
+        object.__setattr__(self, "agents", agents)
+        if not all(agents):
+            raise BadQueryError("an agent id in the filter is empty")
+        if agents and self.level in ("agent", "set"):
+            raise BadQueryError(f"the agent filter narrows a tool search; level {self.level!r} does not take it")
         if self.merge not in ("max", "rrf"):
             raise BadQueryError(f"unknown merge rule {self.merge!r}; use max or rrf")
 
@@ -248,4 +260,8 @@ class SearchResponse:
         if self.tool_set is not None:
             return {"query": self.request.query, "rewrite_source": self.rewrite_source, **self.tool_set.to_dict()}
         assert self.result is not None
-        return {**self.result.to_dict(), "rewrite_source": self.rewrite_source}
+        answer = {**self.result.to_dict(), "rewrite_source": self.rewrite_source}
+        if not self.request.explain:
+            evidence = ("field_scores", "contributions", "raw_scores")
+            answer["tools"] = [{k: v for k, v in t.items() if k not in evidence} for t in answer["tools"]]
+        return answer

@@ -134,6 +134,7 @@ class Searcher:
         retriever: Retriever | None = None,
         level: RequestedLevel = "tool",
         merge: MergeRule = "max",
+        agents: Sequence[str] = (),
     ) -> SearchResult:
         """Rank tools (or agents) for ``query``.
 
@@ -149,20 +150,23 @@ class Searcher:
                 agents owning at least two of its tools.
             merge: how the steps' agent rankings are merged (``max`` or ``rrf``; see
                 :func:`~toolsift.ranker.agents.merge_steps`).
+            agents: only tools of these agents (ids ``agent:<slug>``) are candidates (tool level).
         """
-        result = self._search(query, top_k=top_k, method=method, retriever=retriever, level=level, merge=merge)
+        result = self._search(query, top_k=top_k, method=method, retriever=retriever, level=level, merge=merge,
+                              agents=agents)
         if self.query_log is not None:
             self.query_log.record(result, weights_version=self.weights_version)
         return result
 
     def search_with_candidates(
-        self, query: str | StructuredQuery, *, top_k: int = 10, retriever: Retriever | None = None
+        self, query: str | StructuredQuery, *, top_k: int = 10, retriever: Retriever | None = None,
+        agents: Sequence[str] = (),
     ) -> tuple[SearchResult, list[FieldSignals]]:
         """A multi-field tool search (logged like :meth:`search`) plus every first-stage candidate's
         signals, for re-ranking them with other weights (the workbench)."""
         candidates: list[FieldSignals] = []
         result = self._search(query, top_k=top_k, method="multi-field", retriever=retriever, level="tool",
-                              merge="max", candidates_out=candidates)
+                              merge="max", candidates_out=candidates, agents=agents)
         if self.query_log is not None:
             self.query_log.record(result, weights_version=self.weights_version)
         return result, candidates
@@ -177,13 +181,16 @@ class Searcher:
         level: RequestedLevel,
         merge: MergeRule,
         candidates_out: list[FieldSignals] | None = None,
+        agents: Sequence[str] = (),
     ) -> SearchResult:
         if top_k < 1:
             raise BadQueryError(f"top_k must be at least 1, got {top_k}")
         if level == "agent":
+            if agents:
+                raise BadQueryError("an agent filter narrows a tool search; at agent level it has nothing to filter")
             return self._search_agents(query, top_k=top_k, method=method, retriever=retriever, merge=merge)
         if level == "auto":
-            return self._search_auto(query, top_k=top_k, method=method, retriever=retriever)
+            return self._search_auto(query, top_k=top_k, method=method, retriever=retriever, agents=agents)
         if level != "tool":
             raise BadQueryError(f"unknown level {level!r}; use tool, agent or auto")
         retriever = retriever or self.settings.retriever
@@ -195,9 +202,10 @@ class Searcher:
         vectors = self._encode(sq, retriever, method, timings)
         ranker_name, reranker_name, degraded_reason = self.ranker.name, None, None
         if method == "full-doc":
-            tools = self._full_doc(sq, vectors, retriever, top_k, "tool", timings)
+            tools = self._full_doc(sq, vectors, retriever, top_k, "tool", timings, agents=agents)
         elif method == "multi-field":
-            tools, answer = self._multi_field(sq, vectors, retriever, top_k, "tool", timings, candidates_out)
+            tools, answer = self._multi_field(sq, vectors, retriever, top_k, "tool", timings, candidates_out,
+                                              agents=agents)
             ranker_name, reranker_name, degraded_reason = answer.ranker, answer.reranker, answer.degraded_reason
         else:
             raise BadQueryError(f"unknown method {method!r}; use multi-field or full-doc")
@@ -245,9 +253,11 @@ class Searcher:
         )
 
     def _search_auto(
-        self, query: str | StructuredQuery, *, top_k: int, method: Method, retriever: Retriever | None
+        self, query: str | StructuredQuery, *, top_k: int, method: Method, retriever: Retriever | None,
+        agents: Sequence[str] = (),
     ) -> SearchResult:
-        result = self._search(query, top_k=top_k, method=method, retriever=retriever, level="tool", merge="max")
+        result = self._search(query, top_k=top_k, method=method, retriever=retriever, level="tool", merge="max",
+                              agents=agents)
         decision = decide_level(result.tools, min_tools=AUTO_MIN_TOOLS, names=self.agent_names(result.tools))
         return replace(result, level=decision.level, agents=decision.agents, requested_level="auto",
                        level_reason=decision.reason)
@@ -286,11 +296,12 @@ class Searcher:
         timings["encode"] = (time.perf_counter() - t0) * 1000
         return {t: matrix[i].tolist() for i, t in enumerate(texts)}
 
-    def _builder(self, depth: int, entity: str | None) -> QueryBuilder:
+    def _builder(self, depth: int, entity: str | None, agents: Sequence[str] = ()) -> QueryBuilder:
         return QueryBuilder(
             field_weights=self.first_stage_weights,
             candidates=max(depth, self.settings.candidates),
             entity=entity,
+            agents=agents,
         )
 
     def _full_doc(
@@ -301,10 +312,12 @@ class Searcher:
         depth: int,
         entity: str | None,
         timings: dict[str, float],
+        *,
+        agents: Sequence[str] = (),
     ) -> list[RankedTool]:
         kind: Kind | Literal["hybrid"] = "hybrid" if retriever == "hybrid" else kinds_for(retriever)[0]
         text = sq.text or sq.tool_needs[0].user_intent
-        body = self._builder(depth, entity).full_doc_body(text, vectors.get(text), kind, depth)
+        body = self._builder(depth, entity, agents).full_doc_body(text, vectors.get(text), kind, depth)
         params = {"search_pipeline": self._pipelines["fulldoc-hybrid"]} if kind == "hybrid" else {}
         t0 = time.perf_counter()
         answer = self.client.search(index=self.settings.index, body=body, params=params)
@@ -335,8 +348,11 @@ class Searcher:
         entity: str | None,
         timings: dict[str, float],
         candidates_out: list[FieldSignals] | None = None,
+        *,
+        agents: Sequence[str] = (),
     ) -> tuple[list[RankedTool], RankResponse]:
-        signals = self.candidate_signals(sq, vectors, retriever, depth, entity, timings, documents=self.reranks)
+        signals = self.candidate_signals(sq, vectors, retriever, depth, entity, timings, documents=self.reranks,
+                                         agents=agents)
         if candidates_out is not None:
             candidates_out.extend(signals.values())
         t0 = time.perf_counter()
@@ -358,11 +374,12 @@ class Searcher:
         *,
         parameters: bool | None = None,
         documents: bool = False,
+        agents: Sequence[str] = (),
     ) -> dict[str, FieldSignals]:
         """First stage + exact per-field scores: the ranker's input, by document id (with each
         candidate's reranker text when ``documents``)."""
         timings = timings if timings is not None else {}
-        builder = self._builder(depth, entity)
+        builder = self._builder(depth, entity, agents)
         body = builder.candidates_body(sq, vectors, retriever)
         template = builder.pipeline_for(retriever, self.settings.fusion)
         params = {"search_pipeline": self._pipelines[template]} if template else {}

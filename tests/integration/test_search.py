@@ -441,3 +441,23 @@ def test_the_cli_and_the_backend_answer_one_request_with_the_same_ranking(
     printed, answered = json.loads(via_cli.stdout), via_backend.to_dict()
     assert _ranking(printed) and _ranking(printed) == _ranking(answered)
     assert printed["rewrite_source"] == answered["rewrite_source"]
+
+
+@pytest.mark.parametrize(("method", "retriever"), [("multi-field", "hybrid"), ("multi-field", "bm25"),
+                                                   ("full-doc", "minilm")])
+def test_an_agent_filter_keeps_only_that_agents_tools(
+    client: Any, mcp: Any, embedder: Any, method: str, retriever: str
+) -> None:
+    from toolsift.search import SearchBackend, SearchRequest
+
+    backend = SearchBackend(client, mcp, embedder=embedder)
+    wanted = ("agent:howtocook-mcp-server", "agent:duckduckgo-search-mcp-server")
+    text = "read the text of a PDF file, then search the web for a recipe"
+    unfiltered = backend.search(SearchRequest(query=text, method=method,  # type: ignore[arg-type]
+                                              retriever=retriever, top_k=10))  # type: ignore[arg-type]
+    filtered = backend.search(SearchRequest(query=text, method=method,  # type: ignore[arg-type]
+                                            retriever=retriever, top_k=10, agents=wanted))  # type: ignore[arg-type]
+
+    assert unfiltered.result is not None and filtered.result is not None
+    assert {t.agent_id for t in unfiltered.result.tools} - set(wanted)  # the PDF reader ranks without the filter
+    assert filtered.result.tools and {t.agent_id for t in filtered.result.tools} <= set(wanted)

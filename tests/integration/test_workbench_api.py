@@ -9,6 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
+from toolsift.errors import ERROR_TABLE, CatalogError
+
 pytestmark = pytest.mark.integration
 
 QUERY = "convert a word document to pdf"
@@ -235,7 +237,9 @@ def test_bad_input_gets_a_clear_error_naming_what_is_wrong(workbench_url: str, t
     bad = {"search_id": answer["search_id"], "proposal": {"weights": {"w_req": {"bm25": -1, "dense": 0}}}}
     assert "must not be negative" in post(workbench_url, "/api/rerank", bad, 400)["error"]
     assert "no query set 'missing'" in post(workbench_url, "/api/compare", {"query_set": "missing"}, 400)["error"]
-    assert str(tmp_path) in post(workbench_url, "/api/querysets/import", {"path": str(tmp_path)}, 400)["error"]
+    not_a_benchmark = post(workbench_url, "/api/querysets/import", {"path": str(tmp_path)},
+                           ERROR_TABLE[CatalogError].http_status)  # one table for every edge: 422 bad_catalog
+    assert str(tmp_path) in not_a_benchmark["error"] and not_a_benchmark["code"] == "bad_catalog"
     assert "weights name" in post(workbench_url, "/api/weights/save", {"name": "no spaces"}, 400)["error"]
     assert httpx.post(workbench_url + "/api/search", json={"query": QUERY, "top_k": 0}).status_code == 422
     assert "interval" in httpx.get(workbench_url + "/api/metrics/latency?interval=forever").json()["error"]

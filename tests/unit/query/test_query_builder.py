@@ -169,6 +169,22 @@ def test_searching_tools_and_agents_together_drops_the_entity_filter() -> None:
     assert "filter" not in knn["knn"]["description_vector"]
 
 
+def test_an_agent_filter_restricts_every_first_stage_sub_query_to_those_agents() -> None:
+    builder = QueryBuilder(field_weights=WEIGHTS, agents=["agent:a", "agent:b"])
+    sq = _sq(args={"city": "the city"})
+    wanted = [*TOOL_FILTER, {"terms": {"agent_id": ["agent:a", "agent:b"]}}]
+
+    assert builder.candidates_body(sq, {}, "bm25")["query"]["bool"]["filter"] == wanted
+    subs = builder.candidates_body(sq, _vectors(sq), "hybrid")["query"]["hybrid"]["queries"]
+    assert subs[0]["bool"]["filter"] == wanted  # lexical
+    assert subs[1]["knn"]["description_vector"]["filter"] == {"bool": {"filter": wanted}}
+    nested = [q for q in subs if "bool" in q and "must" in q["bool"]]
+    assert {q["bool"]["must"][0]["nested"]["path"] for q in nested} == {"examples", "parameters"}
+    assert all(q["bool"]["filter"] == wanted for q in nested)  # a nested k-NN cannot filter its parents
+    dense = builder.full_doc_body("the request", [0.1, 0.2], "dense", 5)["query"]["knn"]["full_doc_vector"]
+    assert dense["filter"] == {"bool": {"filter": wanted}}
+
+
 # --- first stage: hybrid modes -------------------------------------------------------------------------
 
 
