@@ -6,9 +6,10 @@ Ingest: the benchmark's catalog into a fresh index (``toolsift-bench-<name>``), 
 ingest embedded (documents/s and texts/s of ``Embedder.encode_document`` alone).
 
 Search: per query, wall-clock time of one call, one query at a time, after a warm-up:
-- ``full-doc bm25``: Searcher, BM25 on ``full_doc`` (HTTP + result parsing);
-- ``full-doc minilm``: Searcher, query encoding + one k-NN query;
-- ``multi-field bm25`` / ``minilm`` / ``hybrid``: Searcher end to end — query encoding (dense
+- ``full-doc bm25``: the search backend (as every front end calls it, without a rewrite), BM25 on
+  ``full_doc`` (HTTP + result parsing);
+- ``full-doc minilm``: the backend, query encoding + one k-NN query;
+- ``multi-field bm25`` / ``minilm`` / ``hybrid``: the backend end to end — query encoding (dense
   kinds), the first-stage request (hybrid query + pipeline), the exact per-field scores request, and
   ranking;
 - reference ``raw bm25 match``: one plain ``match`` on ``full_doc`` through the client;
@@ -35,16 +36,16 @@ from toolsift.ingest.pipeline import ingest_catalog, normalised_records
 from toolsift.mappings import AgentDoc, F, ToolDoc, vector_field
 from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import cap_terms
-from toolsift.search import Searcher
+from toolsift.search import SearchBackend, SearchRequest
 
 __all__ = ["run_bench", "SEARCH_VARIANTS"]
 
 SEARCH_VARIANTS: dict[str, str] = {
-    "full-doc bm25": "Searcher: BM25 match on full_doc (HTTP + parsing)",
-    "full-doc minilm": "Searcher: query encoding + k-NN on full_doc_vector (HTTP + parsing)",
-    "multi-field bm25": "Searcher: first stage (bool BM25) + exact per-field scores + ranking",
-    "multi-field minilm": "Searcher: encoding + first stage (hybrid k-NN, pipeline) + exact per-field scores + ranking",
-    "multi-field hybrid": "Searcher: encoding + first stage (hybrid BM25+k-NN, pipeline) + exact per-field scores + ranking",
+    "full-doc bm25": "SearchBackend: BM25 match on full_doc (HTTP + parsing)",
+    "full-doc minilm": "SearchBackend: query encoding + k-NN on full_doc_vector (HTTP + parsing)",
+    "multi-field bm25": "SearchBackend: first stage (bool BM25) + exact per-field scores + ranking",
+    "multi-field minilm": "SearchBackend: encoding + first stage (hybrid k-NN, pipeline) + exact per-field scores + ranking",
+    "multi-field hybrid": "SearchBackend: encoding + first stage (hybrid BM25+k-NN, pipeline) + exact per-field scores + ranking",
     "reference: raw bm25 match": "client.search: one match on full_doc returning _source tool_id (HTTP, stored fields)",
     "reference: dense floor": "one query embedding + one plain k-NN query on full_doc_vector (HTTP)",
 }
@@ -104,7 +105,11 @@ def run_bench(
         "includes": "Embedder.encode_document of the same distinct texts, nothing else",
     }
 
-    searcher = Searcher(client, bench_settings, embedder)
+    backend = SearchBackend(client, bench_settings, embedder=embedder)
+
+    def searched(method: str, retriever: str) -> Callable[[str], object]:
+        return lambda q: backend.search(SearchRequest(query=q, method=method, retriever=retriever,  # type: ignore[arg-type]
+                                                      rewrite=False))
     queries = list(benchmark.queries.values())
     if max_queries:
         queries = queries[:max_queries]
@@ -120,11 +125,11 @@ def run_bench(
         )
 
     variants: dict[str, Callable[[str], object]] = {
-        "full-doc bm25": lambda q: searcher.search(q, method="full-doc", retriever="bm25"),
-        "full-doc minilm": lambda q: searcher.search(q, method="full-doc", retriever="minilm"),
-        "multi-field bm25": lambda q: searcher.search(q, retriever="bm25"),
-        "multi-field minilm": lambda q: searcher.search(q, retriever="minilm"),
-        "multi-field hybrid": lambda q: searcher.search(q, retriever="hybrid"),
+        "full-doc bm25": searched("full-doc", "bm25"),
+        "full-doc minilm": searched("full-doc", "minilm"),
+        "multi-field bm25": searched("multi-field", "bm25"),
+        "multi-field minilm": searched("multi-field", "minilm"),
+        "multi-field hybrid": searched("multi-field", "hybrid"),
         "reference: raw bm25 match": raw_bm25,
         "reference: dense floor": dense_floor,
     }
@@ -142,7 +147,7 @@ def run_bench(
         search[name] = {**latency_summary(samples), "includes": SEARCH_VARIANTS[name]}
     return {
         "dataset": benchmark.name,
-        "index": searcher.index.index,
+        "index": backend.searcher().index.index,
         "embedding_model": embedder.name,
         "device": embedder.device,
         "candidates": settings.candidates,

@@ -98,6 +98,8 @@ class SearchBackend:
             IndexMismatchError: the index does not exist or was built for another model.
         """
         searcher = self.searcher(request)
+        # A searcher is kept per index, weights, reranker and ranker URL; the retriever is the request's own.
+        retriever = self.settings_for(request).retriever
         query, source = shape_request(request, self.client, searcher.settings, searcher.structure)
         if request.level == "set":
             alias = searcher.settings.index
@@ -105,10 +107,10 @@ class SearchBackend:
             return SearchResponse(request, source, tool_set=SetRecommender(searcher, history).recommend(query))
         if request.candidates and request.level == "tool" and request.method == "multi-field":
             result, candidates = searcher.search_with_candidates(query, top_k=request.top_k,
-                                                                 retriever=searcher.settings.retriever,
+                                                                 retriever=retriever,
                                                                  agents=request.agents)
             return SearchResponse(request, source, result=result, candidates=tuple(candidates))
         result = searcher.search(query, top_k=request.top_k, method=request.method,
-                                 retriever=searcher.settings.retriever, level=request.level, merge=request.merge,
+                                 retriever=retriever, level=request.level, merge=request.merge,
                                  agents=request.agents)
         return SearchResponse(request, source, result=result)

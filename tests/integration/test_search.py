@@ -461,3 +461,20 @@ def test_an_agent_filter_keeps_only_that_agents_tools(
     assert unfiltered.result is not None and filtered.result is not None
     assert {t.agent_id for t in unfiltered.result.tools} - set(wanted)  # the PDF reader ranks without the filter
     assert filtered.result.tools and {t.agent_id for t in filtered.result.tools} <= set(wanted)
+
+
+def test_one_backend_answers_every_request_with_that_requests_own_choices(
+    client: Any, apibank: Any, embedder: Any
+) -> None:
+    from toolsift.search import SearchBackend, SearchRequest
+
+    kept = SearchBackend(client, apibank, embedder=embedder)
+    for retriever, method in (("bm25", "multi-field"), ("minilm", "multi-field"), ("hybrid", "full-doc")):
+        request = SearchRequest(query="stock price of SQ on a date", retriever=retriever, method=method,  # type: ignore[arg-type]
+                                rewrite=False, top_k=5)
+        answer = kept.search(request).result
+        fresh = SearchBackend(client, apibank, embedder=embedder).search(request).result
+
+        assert answer is not None and fresh is not None
+        assert (answer.retriever, answer.method) == (retriever, method)
+        assert [t.doc_id for t in answer.tools] == [t.doc_id for t in fresh.tools]
