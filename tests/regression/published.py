@@ -295,7 +295,7 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'learned weights (dense, mean over folds)': {'description': 8.2307, 'parameters': 4.229, 'response': 0.0, 'examples': 0.0},
     },
     'train/apibank/tool-rank': {
-        'dev NDCG@10 by λ': {'λ=0.0': 0.6978, 'λ=0.3': 0.7521, 'λ=1.0': 0.4548},
+        'dev NDCG@10 by λ': {'λ=0.0': 0.6978, 'λ=0.1': 0.715, 'λ=0.2': 0.7171, 'λ=0.3': 0.7521, 'λ=0.4': 0.7128, 'λ=0.5': 0.6612, 'λ=0.6': 0.6085, 'λ=0.7': 0.5769, 'λ=0.8': 0.5565, 'λ=0.9': 0.5125, 'λ=1.0': 0.4548},
         'chosen λ': {'fusion_weight': 0.3},
     },
     'train/apibank/tool-rank/slice': {
