@@ -22,7 +22,7 @@ from typing import Any
 from toolsift.errors import ConfigError
 from toolsift.ranker.mftr import MFTRWeights
 
-__all__ = ["WeightsArtifact", "load_artifact", "FORMAT", "new_version_dir", "resolve_versioned", "write_json_atomic"]
+__all__ = ["WeightsArtifact", "load_artifact", "FORMAT", "new_version_dir", "name_problem", "resolve_versioned", "write_json_atomic"]
 
 FORMAT = "toolsift-mftr-weights/1"
 _VERSION = re.compile(r"^v(\d+)$")
@@ -91,10 +91,18 @@ class WeightsArtifact:
         return saved
 
 
+def name_problem(name: str, what: str) -> str | None:
+    """Why ``name`` cannot name a versioned artifact (``what``: how the message calls it); None: it can."""
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        return None
+    return f"{what} {name!r}: use letters, digits, '.', '_' and '-'"
+
+
 def new_version_dir(root: Path, name: str, *, setting: str) -> Path:
     """Create and return ``root/name/vNNN`` with NNN one above the highest existing version."""
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-        raise ConfigError(f"{setting} {name!r}: use letters, digits, '.', '_' and '-'")
+    problem = name_problem(name, setting)
+    if problem:
+        raise ConfigError(problem)
     folder = root / name
     folder.mkdir(parents=True, exist_ok=True)
     taken = [int(m.group(1)) for p in folder.iterdir() if (m := _VERSION.match(p.name))]

@@ -26,7 +26,7 @@ from toolsift.errors import BadQueryError
 from toolsift.mappings import F
 from toolsift.records import FieldSignals
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.artifact import WeightsArtifact, load_artifact
+from toolsift.ranker.artifact import WeightsArtifact, load_artifact, name_problem
 from toolsift.ranker.deploy import PushReport, clear_weights, push_weights
 from toolsift.ranker.mftr import MFTRWeights
 from toolsift.ranker.pipeline import RankingPipeline
@@ -260,6 +260,9 @@ class Workbench:
     def save_weights(self, name: str, proposal: dict[str, Any] | None,
                      query_set: str | None = None) -> dict[str, Any]:
         """Save the proposal as a new version of the weights artifact ``name``."""
+        problem = name_problem(name, "weights name")
+        if problem:  # the request's own field: a bad request, not a bad setting
+            raise BadQueryError(problem)
         chosen = self.proposal(proposal)
         metrics: dict[str, Any] = {}
         if query_set:
