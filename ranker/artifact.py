@@ -76,10 +76,15 @@ class WeightsArtifact:
         )
 
     @property
+    def tag(self) -> str:
+        """``w<digest>``: what names this weight set's search pipelines and ranking pipeline."""
+        return f"w{self.digest}"
+
+    @property
     def version(self) -> str:
-        """``<name>/vNNN`` once saved, else ``w<digest>``."""
+        """``<name>/vNNN`` once saved, else :attr:`tag`."""
         if self.path is None:
-            return f"w{self.digest}"
+            return self.tag
         return f"{self.path.parent.parent.name}/{self.path.parent.name}"
 
     def save(self, root: Path, name: str) -> WeightsArtifact:

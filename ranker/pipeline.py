@@ -162,5 +162,5 @@ def ranking_pipeline(
     fixed ``field_weights``) plus the ``reranker`` setting's model; the weights' digest tags it."""
     if base is None:
         base = MFTRRanker(artifact.weights) if artifact is not None else FieldWeightRanker(settings.field_weights)
-    version = f"w{artifact.digest}" if artifact is not None else None
+    version = artifact.tag if artifact is not None else None
     return RankingPipeline.from_settings(base, settings, weights_version=version)

@@ -17,11 +17,11 @@ from collections.abc import Callable
 
 from opensearchpy import OpenSearch
 
-from toolsift.config import Settings
+from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder, load_embedder
 from toolsift.ranker.history import HistoryStore
 from toolsift.records import kinds_for
-from toolsift.search.records import SearchRequest, SearchResponse
+from toolsift.search.records import SearchLevel, SearchRequest, SearchResponse
 from toolsift.search.searcher import Searcher
 from toolsift.search.sets import SetRecommender
 from toolsift.search.shaping import shape_request
@@ -29,9 +29,9 @@ from toolsift.search.shaping import shape_request
 __all__ = ["SearchBackend", "needs_embedder"]
 
 
-def needs_embedder(request: SearchRequest, settings: Settings) -> bool:
-    """Whether answering ``request`` encodes text: a dense or hybrid first stage, or a tool set."""
-    return request.level == "set" or "dense" in kinds_for(request.retriever or settings.retriever)
+def needs_embedder(level: SearchLevel, retriever: Retriever) -> bool:
+    """Whether answering at ``level`` with ``retriever`` encodes text: a dense or hybrid first stage, or a tool set."""
+    return level == "set" or "dense" in kinds_for(retriever)
 
 
 class SearchBackend:
@@ -68,9 +68,12 @@ class SearchBackend:
 
     def searcher(self, request: SearchRequest | None = None) -> Searcher:
         """The searcher for ``request``'s choices (default: the settings'), created on first use."""
-        request = request or SearchRequest(query="-")
-        settings = self.settings_for(request)
-        with_model = needs_embedder(request, settings) or self._embedder is not None
+        if request is None:
+            return self._searcher(self.settings, "tool")
+        return self._searcher(self.settings_for(request), request.level)
+
+    def _searcher(self, settings: Settings, level: SearchLevel) -> Searcher:
+        with_model = self._embedder is not None or needs_embedder(level, settings.retriever)
         key = (settings.index, str(settings.weights), settings.reranker, settings.ranker_url, with_model)
         with self._lock:
             found = self._searchers.get(key)
@@ -97,9 +100,10 @@ class SearchBackend:
             BadQueryError: the request cannot be answered as asked.
             IndexMismatchError: the index does not exist or was built for another model.
         """
-        searcher = self.searcher(request)
+        settings = self.settings_for(request)
+        searcher = self._searcher(settings, request.level)
         # A searcher is kept per index, weights, reranker and ranker URL; the retriever is the request's own.
-        retriever = self.settings_for(request).retriever
+        retriever = settings.retriever
         query, source = shape_request(request, self.client, searcher.settings, searcher.structure)
         if request.level == "set":
             alias = searcher.settings.index

@@ -195,7 +195,8 @@ class SearchRequest:
         if steps and not all(steps):
             raise BadQueryError("a step is empty")
         if steps and (self.structured is not None or self.decompose):
-            raise BadQueryError("steps give the tool needs themselves: send them without a structured query or decompose")
+            raise BadQueryError(
+                "steps give the tool needs themselves: send them without a structured query or decompose")
         if self.decompose and (self.structured is not None or not self.query.strip()):
             raise BadQueryError("decompose splits the query text: send a query and no structured query")
         if not (self.query.strip() or self.structured is not None or steps):
@@ -250,10 +251,6 @@ class SearchResponse:
     result: SearchResult | None = None
     tool_set: SetResult | None = None
     candidates: tuple[FieldSignals, ...] = ()
-
-    @property
-    def level(self) -> SearchLevel:
-        return "set" if self.tool_set is not None else (self.result.level if self.result else self.request.level)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON every front end returns (``toolsift search --json``)."""

@@ -88,7 +88,7 @@ class Searcher:
         if self.artifact is not None:
             ranker = ranker or MFTRRanker(self.artifact.weights)
             self.first_stage_weights = self.artifact.weights.first_stage_weights()
-            tag = f"w{self.artifact.digest}"
+            tag = self.artifact.tag
         self.ranker: Ranker = ranker or FieldWeightRanker(settings.field_weights)
         self.ranking: RankingService = ranking or self._ranking_from_settings()
         #: Whether candidates travel with their text (a reranker reads it).

@@ -112,25 +112,22 @@ def create_app(workbench: Workbench) -> FastAPI:
     static = resources.files("toolsift.workbench") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
 
-    @app.exception_handler(ToolsiftError)
-    async def toolsift_error(_: Request, exc: ToolsiftError) -> JSONResponse:
+    def error_answer(exc: Exception, message: str) -> JSONResponse:
         kind = error_kind(exc)  # toolsift.errors.ERROR_TABLE: the same table the CLI's exit codes come from
         assert kind is not None
-        return JSONResponse({"error": str(exc), "code": kind.code}, status_code=kind.http_status)
+        return JSONResponse({"error": message, "code": kind.code}, status_code=kind.http_status)
+
+    @app.exception_handler(ToolsiftError)
+    async def toolsift_error(_: Request, exc: ToolsiftError) -> JSONResponse:
+        return error_answer(exc, str(exc))
 
     @app.exception_handler(OpenSearchConnectionError)
     async def unreachable(_: Request, exc: OpenSearchConnectionError) -> JSONResponse:
-        kind = error_kind(exc)
-        assert kind is not None
-        return JSONResponse({"error": f"OpenSearch is unreachable at {workbench.settings.effective_url}: {exc}",
-                             "code": kind.code}, status_code=kind.http_status)
+        return error_answer(exc, f"OpenSearch is unreachable at {workbench.settings.effective_url}: {exc}")
 
     @app.exception_handler(TransportError)
     async def opensearch_error(_: Request, exc: TransportError) -> JSONResponse:
-        kind = error_kind(exc)
-        assert kind is not None
-        return JSONResponse({"error": f"OpenSearch answered {exc.status_code}: {exc.error}", "code": kind.code},
-                            status_code=kind.http_status)
+        return error_answer(exc, f"OpenSearch answered {exc.status_code}: {exc.error}")
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
