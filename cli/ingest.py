@@ -22,6 +22,9 @@ from toolsift.cli.options import index_option, json_flag
 @click.option("--standardize", "standardize", type=click.Choice(["rules", "llm"]), default="rules", show_default=True,
               help="rules: rule-based field mapping; llm: MFTR standardisation + Tool-DE profile by the "
               "configured LLM (llm_base_url) or its cache, failing for a tool that is neither.")
+@click.option("--tenant", "tenants", multiple=True, metavar="NAME",
+              help="A tenant allowed to see this catalog's tools (repeatable). Default: the `source_tenants` "
+              "setting's for this file, else public (every tenant sees them).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, only the summary line.")
 @json_flag("Print the report as JSON.")
 @pass_app
@@ -34,6 +37,7 @@ def ingest(
     prune: bool,
     rebuild: bool,
     standardize: str,
+    tenants: tuple[str, ...],
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -61,7 +65,7 @@ def ingest(
     with progress_bars(not (quiet or as_json)) as progress:
         report = ingest_catalog(
             client, settings, embedder, path, fmt=fmt, strict=strict, prune=prune, rebuild=rebuild, progress=progress,
-            standardiser=standardiser,
+            standardiser=standardiser, tenants=tenants,
         )
     if as_json:
         emit_json(report.to_dict())

@@ -30,6 +30,7 @@ _COMMANDS: dict[str, str] = {
     "serve": "toolsift.cli.serve:serve",
     "history": "toolsift.cli.history:history",
     "dashboards": "toolsift.cli.dashboards:dashboards",
+    "keys": "toolsift.cli.keys:keys",
 }
 
 _SHORT_HELP: dict[str, str] = {
@@ -43,9 +44,10 @@ _SHORT_HELP: dict[str, str] = {
     "cache": "Import, inspect and clear the LLM output cache.",
     "standardize": "Standardise a catalog with the LLM into an MFTR file.",
     "train": "Learn MFTR field weights, or a second-stage reranker.",
-    "serve": "Run the ranker as an HTTP service (serve ranker).",
+    "serve": "Run the search API, the MCP server, the workbench or the ranker.",
     "history": "Load tool bundles + past queries for `search --set` (PTR).",
     "dashboards": "Import the OpenSearch Dashboards saved objects.",
+    "keys": "Make API keys (tenant + role) for the services.",
 }
 
 

@@ -37,6 +37,8 @@ def document_texts(doc: ToolDoc | AgentDoc) -> list[str]:
 
 def _body(doc: ToolDoc | AgentDoc, vec: dict[str, list[float]]) -> IndexDocument:
     body: IndexDocument = {F.content_hash: doc.content_hash}
+    # sub-documents carry their tool's tenants: a nested k-NN can only filter on its own documents
+    tenants: dict[str, list[str]] = {"tenants": list(doc.tenants)} if doc.tenants else {}
     for f in fields(doc):
         value = getattr(doc, f.name)
         if f.name == "parameters":
@@ -47,11 +49,12 @@ def _body(doc: ToolDoc | AgentDoc, vec: dict[str, list[float]]) -> IndexDocument
                     "description": p.description,
                     "required": p.required,
                     "vector": vec[p.embedding_text],
+                    **tenants,
                 }
                 for p in value
             ]
         elif f.name == "examples":
-            body[F.examples] = [{"text": e, "vector": vec[e]} for e in value if e]
+            body[F.examples] = [{"text": e, "vector": vec[e], **tenants} for e in value if e]
         elif isinstance(value, tuple):
             body[f.name] = list(value)
         elif value is not None:

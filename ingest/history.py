@@ -31,7 +31,36 @@ from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import bulk_loading
 from toolsift.records import Bundle, History, PastQuery
 
-__all__ = ["load_history", "index_history"]
+__all__ = ["load_history", "index_history", "bundle_tenants", "NO_TENANT"]
+
+#: The tenants of a bundle no tenant may see whole (not a valid tenant name, so it matches no key).
+NO_TENANT = "-"
+
+
+def bundle_tenants(tools: Sequence[str], tool_tenants: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+    """Who may see a bundle of ``tools``: the tenants that may see each of them (public tools, those
+    with no tenants, limit nothing); empty: public; :data:`NO_TENANT`: nobody but an all-tenant key."""
+    allowed: set[str] | None = None
+    for tool in tools:
+        tenants = tool_tenants.get(tool, ())
+        if tenants:
+            allowed = set(tenants) if allowed is None else allowed & set(tenants)
+    if allowed is None:
+        return ()
+    return tuple(sorted(allowed)) or (NO_TENANT,)
+
+
+def _catalog_tenants(client: OpenSearch, catalog_alias: str, tools: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """tool id → its tenants in the catalog index (tools without tenants are left out)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for start in range(0, len(tools), 1000):
+        chunk = list(tools[start : start + 1000])
+        answer = client.search(index=catalog_alias, body={
+            "size": len(chunk), "_source": ["tenants"],
+            "query": {"bool": {"filter": [{"ids": {"values": chunk}}, {"exists": {"field": "tenants"}}]}}})
+        for hit in answer["hits"]["hits"]:
+            out[hit["_id"]] = tuple(hit["_source"].get("tenants") or ())
+    return out
 
 
 def _pairs(path: Path) -> Iterator[tuple[int, str, str]]:
@@ -85,22 +114,23 @@ def load_history(path: Path, split: str = "train") -> History:
 
 def _actions(
     history: History, index: str, vectors: Callable[[Sequence[PastQuery]], Sequence[Any]], tool_names: dict[str, str],
-    batch: int,
+    batch: int, tool_tenants: Mapping[str, Sequence[str]],
 ) -> Iterator[dict[str, Any]]:
     texts = history.queries_of()
+    visible = {b: bundle_tenants(bundle.tools, tool_tenants) for b, bundle in history.bundles.items()}
     for bundle in history.bundles.values():
         names = " ".join(tool_names.get(t, "") for t in bundle.tools)
         yield {"_index": index, "_id": f"bundle:{bundle.bundle_id}", "_source": {
             "kind": "bundle", "bundle_id": bundle.bundle_id, "tools": list(bundle.tools),
             "text": " ".join([*texts.get(bundle.bundle_id, []), names]).strip(),
-            "n_queries": len(texts.get(bundle.bundle_id, [])),
+            "n_queries": len(texts.get(bundle.bundle_id, [])), "tenants": list(visible[bundle.bundle_id]),
         }}
     for start in range(0, len(history.queries), batch):
         chunk = history.queries[start : start + batch]
         for q, vector in zip(chunk, vectors(chunk)):
             yield {"_index": index, "_id": f"query:{q.query_id}", "_source": {
                 "kind": "query", "bundle_id": q.bundle_id, "tools": list(history.bundles[q.bundle_id].tools),
-                "text": q.text, "vector": [float(x) for x in vector],
+                "text": q.text, "vector": [float(x) for x in vector], "tenants": list(visible[q.bundle_id]),
             }}
 
 
@@ -124,6 +154,9 @@ def index_history(
         alias: the alias to move (default ``<catalog_alias>-history``; calibration uses its own).
         query_vectors: past query id → vector, when already encoded (else the embedder encodes them).
 
+    Each bundle and past query records who may see it (:func:`bundle_tenants` of its tools' tenants
+    in the catalog), so a tenant's set recommendations never draw on another tenant's bundles.
+
     Raises:
         IndexingError: some documents failed; the new version is deleted and the alias not moved.
     """
@@ -145,7 +178,10 @@ def index_history(
     try:
         done = 0
         with bulk_loading(client, index):
-            for ok, item in streaming_bulk(client, _actions(history, index, vectors, tool_names or {}, 256),
+            tool_tenants = _catalog_tenants(client, catalog_alias, sorted({t for b in history.bundles.values()
+                                                                           for t in b.tools}))
+            for ok, item in streaming_bulk(client, _actions(history, index, vectors, tool_names or {}, 256,
+                                                            tool_tenants),
                                            chunk_size=500, max_retries=5, raise_on_error=False):
                 done += 1
                 if not ok:

@@ -12,17 +12,19 @@ no longer has; ``rebuild`` fills a new index version and swaps the alias only wh
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import time
 from contextlib import nullcontext
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from opensearchpy import OpenSearch
 from opensearchpy.helpers import streaming_bulk
 
+from toolsift.access import valid_tenant
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogRecordError, CatalogRejectedError, IndexingError
@@ -37,6 +39,7 @@ from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import bulk_loading
 
 __all__ = [
+    "tenants_for",
     "IngestReport",
     "ingest_catalog",
     "catalog_fingerprint",
@@ -62,6 +65,7 @@ class IngestReport:
     index: str = ""
     agents: int = 0
     tools: int = 0
+    tenants: tuple[str, ...] = ()
     created: int = 0
     updated: int = 0
     unchanged: int = 0
@@ -118,10 +122,25 @@ def catalog_current(recorded: Mapping[str, Any]) -> bool:
 Doc = ToolDoc | AgentDoc
 
 
+def tenants_for(path: Path, settings: Settings, tenants: Sequence[str] = ()) -> tuple[str, ...]:
+    """The tenants a catalog's tools are ingested for: ``tenants`` when given, else those of the first
+    ``source_tenants`` pattern matching the file's path or name, else none (public).
+
+    Raises:
+        ConfigError: a tenant name that is not one.
+    """
+    if tenants:
+        return tuple(dict.fromkeys(valid_tenant(t, where="--tenant") for t in tenants))
+    for pattern, names in settings.source_tenants.items():
+        if fnmatch.fnmatch(str(path), pattern) or fnmatch.fnmatch(path.name, pattern):
+            return tuple(dict.fromkeys(names))
+    return ()
+
+
 def normalised_records(
-    records: Iterable[RawTool | RawAgent | RejectedRecord], max_chars: int
+    records: Iterable[RawTool | RawAgent | RejectedRecord], max_chars: int, tenants: tuple[str, ...] = ()
 ) -> Iterator[tuple[str, Doc | CatalogRecordError]]:
-    """(position, document or the error that rejects it) for every record."""
+    """(position, document or the error that rejects it) for every record; documents carry ``tenants``."""
     for rec in records:
         if isinstance(rec, RejectedRecord):
             yield rec.position, rec.to_error()
@@ -135,7 +154,7 @@ def normalised_records(
         except CatalogRecordError as exc:
             yield rec.position, exc
             continue
-        yield rec.position, doc
+        yield rec.position, replace(doc, tenants=tenants) if tenants else doc
 
 
 def _doc_id(doc: Doc) -> str:
@@ -150,6 +169,7 @@ class _Validation:
     rejected: list[CatalogRecordError] = field(default_factory=list)
     agents: int = 0
     tools: int = 0
+    tenants: tuple[str, ...] = ()
 
 
 def _load(path: Path, fmt: str, standardiser: Standardiser | None) -> Iterator[LoadedRecord]:
@@ -158,14 +178,15 @@ def _load(path: Path, fmt: str, standardiser: Standardiser | None) -> Iterator[L
 
 
 def _validate(
-    path: Path, fmt: str, max_chars: int, progress: ProgressCallback | None, standardiser: Standardiser | None
+    path: Path, fmt: str, max_chars: int, progress: ProgressCallback | None, standardiser: Standardiser | None,
+    tenants: tuple[str, ...] = (),
 ) -> _Validation:
-    result = _Validation()
+    result = _Validation(tenants=tenants)
     first_seen: dict[str, str] = {}
     agent_ids: set[str] = set()
     label = str(path)
     records = _load(path, fmt, standardiser)
-    for count, (position, item) in enumerate(normalised_records(records, max_chars), start=1):
+    for count, (position, item) in enumerate(normalised_records(records, max_chars, tenants), start=1):
         if progress:
             progress("validate", count, 0)
         if isinstance(item, CatalogRecordError):
@@ -231,6 +252,7 @@ def ingest_catalog(
     skip_if_unchanged: bool = False,
     progress: ProgressCallback | None = None,
     standardiser: Standardiser | None = None,
+    tenants: Sequence[str] = (),
 ) -> IngestReport:
     """Ingest the catalog at ``path`` into the index behind ``settings.index``.
 
@@ -251,6 +273,8 @@ def ingest_catalog(
             None: rule-based standardisation only. It runs in both passes, so it must be
             deterministic (the LLM cache makes the second pass free); an error it raises in the
             first pass (an unreachable LLM) stops the ingest before anything is written.
+        tenants: the tenants allowed to see this catalog's tools and agents; empty: the
+            ``source_tenants`` setting's for this file (:func:`tenants_for`), else public.
 
     Returns:
         The :class:`IngestReport`; ``report.ok`` is False when records were rejected or writes failed.
@@ -266,13 +290,15 @@ def ingest_catalog(
     fmt = fmt or detect_format(path)
     report = IngestReport(catalog=str(path), format=fmt)
     fingerprint = catalog_fingerprint(path)
+    scope = tenants_for(path, settings, tenants)
     manager = IndexManager(client, settings.index, shards=settings.shards, replicas=settings.replicas)
 
     if skip_if_unchanged and not rebuild:
         info = manager.current()
         if info is not None:
             recorded = info.catalogs.get(fingerprint)
-            if recorded and catalog_current(recorded) and manager.is_current_schema(info):
+            if (recorded and catalog_current(recorded) and manager.is_current_schema(info)
+                    and tuple(recorded.get("tenants", ())) == scope):
                 manager.check_model(info, embedder.name, embedder.dimension)
                 report.index = info.index
                 report.catalog_unchanged = True
@@ -282,7 +308,7 @@ def ingest_catalog(
                 report.seconds = time.perf_counter() - started
                 return report
 
-    validation = _validate(path, fmt, settings.max_field_chars, progress, standardiser)
+    validation = _validate(path, fmt, settings.max_field_chars, progress, standardiser, scope)
     report.rejected = validation.rejected
     report.agents, report.tools = validation.agents, validation.tools
     if strict and validation.rejected:
@@ -324,6 +350,7 @@ def ingest_catalog(
             "document_builder": document_builder_version(),
             "agents": report.agents,
             "tools": report.tools,
+            "tenants": list(scope),
             "ingested_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         manager.update_meta(target, catalogs=catalogs)
@@ -399,7 +426,8 @@ def _actions(
             yield action
         batch.clear()
 
-    for position, item in normalised_records(_load(path, fmt, standardiser), settings.max_field_chars):
+    for position, item in normalised_records(_load(path, fmt, standardiser), settings.max_field_chars,
+                                             validation.tenants):
         if isinstance(item, CatalogRecordError) or position not in validation.accepted_positions:
             continue
         doc_id = _doc_id(item)

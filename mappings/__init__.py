@@ -10,6 +10,7 @@ the workbench's judgments and query sets, history), all declared with
 from __future__ import annotations
 
 from toolsift.mappings.evalruns import EVAL_RUNS_SCHEMA_VERSION, EvalRunDoc, eval_runs_index_body
+from toolsift.mappings.feedback import FEEDBACK_SCHEMA_VERSION, FeedbackDoc, feedback_index_body
 from toolsift.mappings.fields import FIELD_KINDS, FieldKind, doc_field
 from toolsift.mappings.history import HISTORY_SCHEMA_VERSION, HistoryDoc, history_alias, history_index_body
 from toolsift.mappings.model import (
@@ -74,6 +75,9 @@ __all__ = [
     "record_properties",
     "side_index_body",
     # the side indices
+    "FEEDBACK_SCHEMA_VERSION",
+    "FeedbackDoc",
+    "feedback_index_body",
     "QUERY_LOG_SCHEMA_VERSION",
     "QueryLogDoc",
     "query_log_index_body",

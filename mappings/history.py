@@ -22,12 +22,17 @@ from toolsift.mappings.template import side_index_body
 
 __all__ = ["HISTORY_SCHEMA_VERSION", "HistoryDoc", "history_alias", "history_index_body"]
 
-HISTORY_SCHEMA_VERSION = 1
+#: 2: ``tenants`` on bundles and past queries.
+HISTORY_SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
 class HistoryDoc:
-    """A ``bundle`` or a past ``query`` (see the module docstring); ``vector`` only on queries."""
+    """A ``bundle`` or a past ``query`` (see the module docstring); ``vector`` only on queries.
+
+    ``tenants``: who may see it — the tenants that may see every one of its tools (empty: all its tools
+    are public; ``-``, a name no tenant has: no tenant sees all of them).
+    """
 
     kind: str = doc_field("keyword", default="")
     bundle_id: str = doc_field("keyword", default="")
@@ -35,6 +40,7 @@ class HistoryDoc:
     text: str = doc_field("text", default="")
     vector: tuple[float, ...] | None = doc_field("vector")
     n_queries: int | None = doc_field("integer")
+    tenants: tuple[str, ...] = doc_field("keyword", factory=tuple)
 
 
 def history_alias(catalog_alias: str) -> str:

@@ -38,7 +38,8 @@ __all__ = [
 
 #: Bumped whenever the derived mapping changes in a way that needs a new index version.
 #: 2: ``overview`` (text + vector) on tools and agents, the joint tool+agent representation.
-SCHEMA_VERSION = 2
+#: 3: ``tenants`` on tools, agents and the nested parameter / example sub-documents.
+SCHEMA_VERSION = 3
 
 Entity = Literal["tool", "agent"]
 
@@ -79,6 +80,8 @@ class ToolDoc:
             one query ranks both (Tool-to-Agent Retrieval's joint index).
         full_doc: the flat-document baseline text (the raw documentation serialised).
         raw: the documentation exactly as the catalog gave it; stored, not indexed.
+        tenants: the tenants allowed to see the tool (``toolsift ingest --tenant``); empty: public.
+            Copied into every parameter and example sub-document, so nested k-NN filters on it.
     """
 
     tool_id: str = doc_field("keyword")
@@ -96,6 +99,7 @@ class ToolDoc:
     overview: str = doc_field("text", vector=True, default="")
     full_doc: str = doc_field("baseline_text", vector=True, default="")
     raw: dict[str, Any] = doc_field("stored", factory=dict)
+    tenants: tuple[str, ...] = doc_field("keyword", factory=tuple)
 
     @property
     def content_hash(self) -> str:
@@ -121,6 +125,7 @@ class AgentDoc:
             (:func:`~toolsift.ingest.normalise.agent_overview`), in the field tools use for theirs.
         full_doc: its documentation serialised, for the flat baseline.
         raw: the catalog entry without its tools; stored, not indexed.
+        tenants: the tenants allowed to see the agent (those of its tools); empty: public.
     """
 
     agent_id: str = doc_field("keyword")
@@ -131,6 +136,7 @@ class AgentDoc:
     overview: str = doc_field("text", vector=True, default="")
     full_doc: str = doc_field("baseline_text", vector=True, default="")
     raw: dict[str, Any] = doc_field("stored", factory=dict)
+    tenants: tuple[str, ...] = doc_field("keyword", factory=tuple)
 
     @property
     def content_hash(self) -> str:
@@ -159,8 +165,10 @@ class _FieldNames:
     param_description = "parameters.description"
     param_required = "parameters.required"
     param_vector = "parameters.vector"
+    param_tenants = "parameters.tenants"
     example_text = "examples.text"
     example_vector = "examples.vector"
+    example_tenants = "examples.tenants"
 
     def __init__(self) -> None:
         for record in (ToolDoc, AgentDoc):

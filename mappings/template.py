@@ -154,6 +154,7 @@ def build_mappings(dimension: int) -> dict[str, Any]:
                 else:  # examples: one sub-document per user intent
                     sub = {"text": field_mapping("text")}
                 sub["vector"] = knn_mapping(dimension)
+                sub["tenants"] = {"type": "keyword"}  # the tool's, so nested k-NN can filter by tenant
                 props[f.name] = {"type": "nested", "properties": sub}
                 continue
             props[f.name] = field_mapping(kind)

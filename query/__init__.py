@@ -17,6 +17,8 @@ _EXPORTS: dict[str, str] = {
     "QueryBuilder": "toolsift.query.builder",
     "parse_field_scores": "toolsift.query.builder",
     "hit_identity": "toolsift.query.builder",
+    "Scope": "toolsift.query.scope",
+    "tenant_clause": "toolsift.query.scope",
 }
 
 __all__ = list(_EXPORTS)

@@ -26,6 +26,7 @@ from toolsift.errors import BadQueryError
 from toolsift.mappings import RERANK_SOURCE, F, rerank_text, vector_field
 from toolsift.opensearch import cap_terms, cosine_from_lucene
 from toolsift.plugin_scripts.pipelines import HYBRID_LAYOUT
+from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.structured import NEED_FIELD_FOR, StructuredQuery
 from toolsift.records import FieldSignals, HitIdentity, Kind, ParameterMatch, kinds_for
 
@@ -106,7 +107,8 @@ class QueryBuilder:
             modes carry them in the search pipeline's weights).
         candidates: how many first-stage candidates to fetch.
         entity: ``"tool"`` to search tools only, ``None`` for tools and agents together.
-        agents: when given, only documents of these agents (their ids, ``agent:<slug>``) are candidates.
+        scope: the caller's tenant and the request's filters (agents, tags), carried inside every
+            first-stage query (:mod:`toolsift.query.scope`).
     """
 
     def __init__(
@@ -115,18 +117,18 @@ class QueryBuilder:
         field_weights: Mapping[str, float],
         candidates: int = 100,
         entity: str | None = "tool",
-        agents: Sequence[str] = (),
+        scope: Scope = UNSCOPED,
     ) -> None:
         self.field_weights = dict(field_weights)
         self.candidates = candidates
         self.entity = entity
-        self.agents = tuple(agents)
+        self.scope = scope
 
     # --- first stage ------------------------------------------------------------------------------
     def _entity_filter(self) -> list[dict[str, Any]]:
-        """The first stage's restriction: the entity kind, and the agents when some are asked for."""
+        """The first stage's restriction: the entity kind and the scope (tenant, agents, tags)."""
         entity = [{"term": {F.entity: self.entity}}] if self.entity else []
-        return entity + ([{"terms": {F.agent_id: list(self.agents)}}] if self.agents else [])
+        return entity + self.scope.clauses()
 
     def _lexical(self, sq: StructuredQuery, *, boosts: bool) -> dict[str, Any]:
         """BM25 over the MFTR fields; per need a ``bool`` of field clauses, ``dis_max`` over needs."""
@@ -177,10 +179,13 @@ class QueryBuilder:
             )
         return {"bool": {"should": top, "filter": self._entity_filter(), "minimum_should_match": 1}}
 
-    def _knn(self, vector_path: str, vector: Sequence[float], *, filtered: bool) -> dict[str, Any]:
+    def _knn(self, vector_path: str, vector: Sequence[float], *, nested: str | None = None) -> dict[str, Any]:
+        """One k-NN clause whose own ``filter`` holds the scope: on the document, or inside the nested
+        field ``nested`` on its sub-documents (which carry only the tenant boundary)."""
         spec: dict[str, Any] = {"vector": list(vector), "k": self.candidates}
-        if filtered and self._entity_filter():
-            spec["filter"] = {"bool": {"filter": self._entity_filter()}}
+        clauses = self.scope.nested_clauses(nested) if nested else self._entity_filter()
+        if clauses:
+            spec["filter"] = {"bool": {"filter": clauses}}
         return {"knn": {vector_path: spec}}
 
     def _dense(self, sq: StructuredQuery, vectors: Vectors, doc_field: str) -> dict[str, Any]:
@@ -196,12 +201,13 @@ class QueryBuilder:
             return {"match_none": {}}
         nested = doc_field in ("parameters", "examples")
         path = vector_field(doc_field)
-        queries = [self._knn(path, vectors[t], filtered=not nested) for t in texts]
+        queries = [self._knn(path, vectors[t], nested=doc_field if nested else None) for t in texts]
         inner = queries[0] if len(queries) == 1 else {"dis_max": {"queries": queries}}
         if nested:
             nested_query = {"nested": {"path": doc_field, "score_mode": "max", "query": inner}}
-            # a nested k-NN cannot filter on its parent's fields: the agents restrict the parents
-            return {"bool": {"must": [nested_query], "filter": self._entity_filter()}} if self.agents else nested_query
+            # a nested k-NN cannot filter on its parent's fields: the agents and tags restrict the parents
+            narrow = self.scope.narrows
+            return {"bool": {"must": [nested_query], "filter": self._entity_filter()}} if narrow else nested_query
         return inner
 
     def candidates_body(
@@ -313,9 +319,8 @@ class QueryBuilder:
             raise BadQueryError("dense full-doc search needs the query vector")
         # Lucene's HNSW search explores k candidates: k = top_k alone (5) misses true neighbours,
         # so it searches as wide as the first stage does and returns the top ``size``.
-        dense = {"knn": {vector_field(F.full_doc): {"vector": list(vector), "k": max(size, self.candidates), **(
-            {"filter": {"bool": {"filter": self._entity_filter()}}} if self._entity_filter() else {}
-        )}}}
+        dense = self._knn(vector_field(F.full_doc), vector)
+        dense["knn"][vector_field(F.full_doc)]["k"] = max(size, self.candidates)
         if kind == "dense":
             return {"size": size, **fetch_spec(), "query": dense}
         # hybrid: the pipeline ``fulldoc-hybrid`` min-max normalises and averages the two

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from toolsift.errors import BadQueryError
 from toolsift.mappings import F
 from toolsift.opensearch import cap_terms
+from toolsift.query.scope import Scope
 from toolsift.query.structured import StructuredQuery
 
 if TYPE_CHECKING:
@@ -187,11 +188,15 @@ class QueryRewriter:
         >>> rewrite.source, rewrite.query.tool_needs[0].tool_description
     """
 
-    def __init__(self, client: OpenSearch, settings: Settings, llm: LLM | None, cache: LLMCache) -> None:
+    def __init__(self, client: OpenSearch, settings: Settings, llm: LLM | None, cache: LLMCache,
+                 *, tenant: str | None = None) -> None:
         self.client = client
         self.settings = settings
         self.llm = llm
         self.cache = cache
+        #: The caller's tenant: the rewriter's context holds only tools it may see, and its rewrites
+        #: are cached apart from other tenants' (a rewrite may quote the context's tools).
+        self.tenant = tenant
 
     def rewrite(self, text: str) -> Rewrite:
         """The structured query for the request ``text`` and where it came from.
@@ -218,7 +223,7 @@ class QueryRewriter:
             instructions=REWRITE_INSTRUCTIONS,
             data=context.data_sections(request),
             schema=REWRITE_SCHEMA,
-            subject=request,
+            subject=self._subject(request),
             check=check,
         )
         return Rewrite(parse_rewrite(answer, request), "llm")
@@ -234,7 +239,7 @@ class QueryRewriter:
             "query": {
                 "bool": {
                     "must": [{"match": {F.description: cap_terms(text)}}],
-                    "filter": [{"term": {F.entity: "tool"}}],
+                    "filter": [{"term": {F.entity: "tool"}}, *Scope(tenant=self.tenant).clauses()],
                 }
             },
         }
@@ -255,7 +260,7 @@ class QueryRewriter:
         """A cached rewrite of the request as given, or as cleaned (``request``)."""
         from toolsift.llm import cached_output
 
-        for subject in dict.fromkeys((text, request)):
+        for subject in dict.fromkeys((self._subject(text), self._subject(request))):
             value = cached_output(self.cache, REWRITE_TASK, self.settings.llm_model, subject)
             if value is None:
                 continue
@@ -264,6 +269,11 @@ class QueryRewriter:
             except BadQueryError:
                 continue  # an entry that is not a valid rewrite counts as a miss
         return None
+
+
+    def _subject(self, request: str) -> str:
+        """The cache subject of a rewrite: the request, plus the tenant whose tools its context held."""
+        return request if self.tenant is None else f"{request}\n[tenant: {self.tenant}]"
 
 
 def _example_document(source: Mapping[str, Any]) -> dict[str, object]:
@@ -287,12 +297,14 @@ def _example_document(source: Mapping[str, Any]) -> dict[str, object]:
     }
 
 
-def rewrite_request(client: OpenSearch, settings: Settings, text: str) -> tuple[str | StructuredQuery, RewriteSource]:
+def rewrite_request(
+    client: OpenSearch, settings: Settings, text: str, tenant: str | None = None
+) -> tuple[str | StructuredQuery, RewriteSource]:
     """``text`` as a search takes it, and where its form came from: the rewrite's structured query
     (cache, else the configured LLM), or on ``fallback`` the text itself, which the searcher
     structures for its own ranker."""
     from toolsift.llm import llm_and_cache
 
     llm, cache = llm_and_cache(settings)
-    rewritten = QueryRewriter(client, settings, llm, cache).rewrite(text)
+    rewritten = QueryRewriter(client, settings, llm, cache, tenant=tenant).rewrite(text)
     return (text if rewritten.source == "fallback" else rewritten.query), rewritten.source

@@ -26,6 +26,7 @@ from opensearchpy.exceptions import NotFoundError
 from toolsift.errors import ConfigError
 from toolsift.mappings.history import history_alias
 from toolsift.opensearch import cap_terms, cosine_from_lucene
+from toolsift.query.scope import tenant_clause
 from toolsift.records import Bundle
 
 __all__ = ["AcquiredBundle", "HistoryStore"]
@@ -49,15 +50,19 @@ class HistoryStore:
         vote_k: how many nearest past queries vote in :meth:`acquire` and :meth:`query_votes`.
         bundle_depth: how many bundles BM25 returns in :meth:`acquire`.
         alias: read this history alias instead of ``<catalog_alias>-history`` (calibration).
+        tenant: the caller's tenant: only bundles and past queries it may see are read (inside
+            every lookup's query); None: all of them.
 
     Raises:
         ConfigError: the history index does not exist (name the command that builds it).
     """
 
     def __init__(
-        self, client: OpenSearch, catalog_alias: str, *, vote_k: int = 10, bundle_depth: int = 20, alias: str | None = None
+        self, client: OpenSearch, catalog_alias: str, *, vote_k: int = 10, bundle_depth: int = 20, alias: str | None = None,
+        tenant: str | None = None,
     ) -> None:
         self.client = client
+        self.tenant = tenant
         self.alias = alias or history_alias(catalog_alias)
         self.vote_k = vote_k
         self.bundle_depth = bundle_depth
@@ -86,7 +91,7 @@ class HistoryStore:
         answers = self._msearch([self._knn_body(vector), {
             "size": self.bundle_depth, "_source": ["bundle_id", "tools"],
             "query": {"bool": {"must": [{"match": {"text": cap_terms(text)}}],
-                               "filter": [{"term": {"kind": "bundle"}}]}},
+                               "filter": self._visible("bundle")}},
         }])
         tools: dict[str, tuple[str, ...]] = {}
         vote: dict[str, float] = defaultdict(float)
@@ -117,7 +122,7 @@ class HistoryStore:
         all in one ``msearch``)."""
         answers = self._msearch([{
             "size": 0,
-            "query": {"bool": {"filter": [{"term": {"kind": "bundle"}}, {"term": {"tools": tool}}]}},
+            "query": {"bool": {"filter": [*self._visible("bundle"), {"term": {"tools": tool}}]}},
             "aggs": {"tools": {"terms": {"field": "tools", "size": size + 1}}},
         } for tool in tools])
         return {
@@ -142,5 +147,12 @@ class HistoryStore:
         return {
             "size": self.vote_k, "_source": ["bundle_id", "tools"],
             "query": {"knn": {"vector": {"vector": list(vector), "k": max(self.vote_k, 50),
-                                         "filter": {"term": {"kind": "query"}}}}},
+                                         "filter": {"bool": {"filter": self._visible("query")}}}}},
         }
+
+    def _visible(self, kind: str) -> list[dict[str, Any]]:
+        """Documents of ``kind`` the caller's tenant may see."""
+        clauses: list[dict[str, Any]] = [{"term": {"kind": kind}}]
+        if self.tenant is not None:
+            clauses.append(tenant_clause(self.tenant))
+        return clauses

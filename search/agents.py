@@ -30,6 +30,7 @@ from toolsift.errors import BadQueryError, IndexMismatchError
 from toolsift.mappings import F, vector_field
 from toolsift.opensearch import cap_terms
 from toolsift.query.builder import fetch_spec, hit_identity
+from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.agents import MergeRule, aggregate_to_agents, merge_steps
 from toolsift.records import RankedAgent, RankedTool, kinds_for
@@ -76,8 +77,10 @@ def joint_body(
     size: int,
     *,
     representation: Representation = "overview",
+    scope: Scope = UNSCOPED,
 ) -> dict[str, Any]:
-    """The joint first-stage request of one step: tool and agent documents, no entity filter.
+    """The joint first-stage request of one step: tool and agent documents, no entity filter; the
+    caller's tenant inside the match's filter and the k-NN clause's own filter.
 
     ``hybrid`` must run through the ``joint-hybrid`` pipeline.
 
@@ -85,12 +88,18 @@ def joint_body(
         BadQueryError: a dense retriever without the step's vector, or an unknown retriever.
     """
     kinds = kinds_for(retriever)
-    lexical = {"match": {F.full_doc: cap_terms(text)}}
+    clauses = scope.clauses()
+    lexical: dict[str, Any] = {"match": {F.full_doc: cap_terms(text)}}
+    if clauses:
+        lexical = {"bool": {"must": [lexical], "filter": clauses}}
     if "dense" in kinds and vector is None:
         raise BadQueryError(f"retriever {retriever!r} needs the step's query vector")
     dense: dict[str, Any] = {}
     if vector is not None:
-        dense = {"knn": {vector_field(representation): {"vector": list(vector), "k": size}}}
+        spec: dict[str, Any] = {"vector": list(vector), "k": size}
+        if clauses:
+            spec["filter"] = {"bool": {"filter": clauses}}
+        dense = {"knn": {vector_field(representation): spec}}
     if kinds == ("bm25",):
         query: dict[str, Any] = lexical
     elif kinds == ("dense",):
@@ -165,16 +174,18 @@ class StepRetriever:
                 f"overviews agent-level search needs; rebuild it: `toolsift ingest CATALOG --index "
                 f"{searcher.settings.index} --rebuild`"
             )
-        self._memo: dict[tuple[str, str], StepRanking] = {}
+        self._memo: dict[tuple[object, ...], StepRanking] = {}
 
     @property
     def top_n(self) -> int:
         return self.searcher.settings.agent_top_entities
 
-    def rank(self, texts: Sequence[str], retriever: Retriever, timings: dict[str, float] | None = None) -> list[StepRanking]:
-        """Each text's :class:`StepRanking` (all owners within the top N), in order."""
+    def rank(self, texts: Sequence[str], retriever: Retriever, timings: dict[str, float] | None = None,
+             scope: Scope = UNSCOPED) -> list[StepRanking]:
+        """Each text's :class:`StepRanking` (all owners within the top N) within ``scope``, in order."""
         timings = timings if timings is not None else {}
-        missing = [t for t in dict.fromkeys(texts) if (retriever, t) not in self._memo]
+        key = scope.key()
+        missing = [t for t in dict.fromkeys(texts) if (retriever, key, t) not in self._memo]
         vectors: dict[str, list[float]] = {}
         if missing and "dense" in kinds_for(retriever):
             if self.searcher.embedder is None:
@@ -184,21 +195,22 @@ class StepRetriever:
             timings["encode"] = timings.get("encode", 0.0) + (time.perf_counter() - t0) * 1000
             vectors = {t: matrix[i].tolist() for i, t in enumerate(missing)}
         t0 = time.perf_counter()
-        found = {t: self._memo[(retriever, t)] for t in texts if (retriever, t) in self._memo}
+        found = {t: self._memo[(retriever, key, t)] for t in texts if (retriever, key, t) in self._memo}
         for text in missing:
-            entities = self._entities(text, vectors.get(text), retriever)
+            entities = self._entities(text, vectors.get(text), retriever, scope)
             agents = aggregate_to_agents(entities, top_n=self.top_n, top_k=self.top_n, names=self.searcher.agent_names(entities))
-            found[text] = self._memo[(retriever, text)] = StepRanking(text, tuple(entities), tuple(agents))
+            found[text] = self._memo[(retriever, key, text)] = StepRanking(text, tuple(entities), tuple(agents))
             if len(self._memo) > MEMO_SIZE:  # oldest first: dicts keep insertion order
                 del self._memo[next(iter(self._memo))]
         if missing:
             timings["candidates"] = timings.get("candidates", 0.0) + (time.perf_counter() - t0) * 1000
         return [found[t] for t in texts]
 
-    def _entities(self, text: str, vector: Sequence[float] | None, retriever: Retriever) -> list[RankedTool]:
+    def _entities(self, text: str, vector: Sequence[float] | None, retriever: Retriever,
+                  scope: Scope = UNSCOPED) -> list[RankedTool]:
         searcher = self.searcher
         depth = max(self.top_n, searcher.settings.candidates)
-        body = joint_body(text, vector, retriever, depth, representation=self.representation)
+        body = joint_body(text, vector, retriever, depth, representation=self.representation, scope=scope)
         params: dict[str, str] = {}
         if retriever == "hybrid":
             params["search_pipeline"] = searcher.pipeline(JOINT_PIPELINE)
@@ -234,6 +246,7 @@ def search_agents(
     top_k: int,
     retriever: Retriever,
     rule: MergeRule = "max",
+    scope: Scope = UNSCOPED,
 ) -> AgentAnswer:
     """Step-wise Tool-to-Agent retrieval: each tool need of ``sq`` is a step (one need: direct).
 
@@ -246,7 +259,7 @@ def search_agents(
     if not texts:
         raise BadQueryError("the query has no text to search with")
     timings: dict[str, float] = {}
-    rankings = retriever_of_steps.rank(texts, retriever, timings)
+    rankings = retriever_of_steps.rank(texts, retriever, timings, scope)
     t0 = time.perf_counter()
     agents = merge_steps([r.agents for r in rankings], top_k=top_k, rule=rule)
     tools = _merge_tools(rankings, top_k)

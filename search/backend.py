@@ -13,20 +13,28 @@ needs it, keeps one :class:`~toolsift.search.searcher.Searcher` per such choice,
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from opensearchpy import OpenSearch
 
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder, load_embedder
+from toolsift.mappings import F
+from toolsift.query.scope import Scope
 from toolsift.ranker.history import HistoryStore
 from toolsift.records import kinds_for
+from toolsift.search.definitions import Fitted, Format, definitions, fit
 from toolsift.search.records import SearchLevel, SearchRequest, SearchResponse
 from toolsift.search.searcher import Searcher
 from toolsift.search.sets import SetRecommender
 from toolsift.search.shaping import shape_request
 
-__all__ = ["SearchBackend", "needs_embedder"]
+__all__ = ["SearchBackend", "needs_embedder", "DEFINITION_SOURCE"]
+
+#: The ``_source`` fields a tool definition is made from (:mod:`toolsift.search.definitions`).
+DEFINITION_SOURCE = [F.tool_id, F.name, F.description, F.agent_id, F.source, F.parameters, F.response, F.raw,
+                     F.entity]
 
 
 def needs_embedder(level: SearchLevel, retriever: Retriever) -> bool:
@@ -93,6 +101,46 @@ class SearchBackend:
         with self._lock:
             self._searchers.clear()
 
+    # --- tools as definitions ------------------------------------------------------------------------
+    def tool_sources(self, ids: Sequence[str], *, tenant: str | None, index: str | None = None
+                     ) -> dict[str, dict[str, Any]]:
+        """id → ``_source`` (the fields of :data:`DEFINITION_SOURCE`) of the tools among ``ids`` that
+        ``tenant`` may see (None: every tenant); the others are simply absent."""
+        ids = [i for i in dict.fromkeys(ids) if i]
+        if not ids:
+            return {}
+        scope = Scope(tenant=tenant)
+        body = {"size": len(ids), "_source": DEFINITION_SOURCE,
+                "query": {"bool": {"filter": [{"ids": {"values": ids}}, {"term": {F.entity: "tool"}},
+                                              *scope.clauses()]}}}
+        answer = self.client.search(index=index or self.settings.index, body=body)
+        return {hit["_id"]: dict(hit["_source"]) for hit in answer["hits"]["hits"]}
+
+    def agent_names(self, agent_ids: Sequence[str], *, tenant: str | None, index: str | None = None) -> dict[str, str]:
+        """agent id → name, for the agents among ``agent_ids`` that ``tenant`` may see."""
+        ids = [i for i in dict.fromkeys(agent_ids) if i]
+        if not ids:
+            return {}
+        body = {"size": len(ids), "_source": [F.name],
+                "query": {"bool": {"filter": [{"ids": {"values": ids}}, *Scope(tenant=tenant).clauses()]}}}
+        answer = self.client.search(index=index or self.settings.index, body=body)
+        return {hit["_id"]: str(hit["_source"].get(F.name, hit["_id"])) for hit in answer["hits"]["hits"]}
+
+    def deliver(self, ids: Sequence[str], *, tenant: str | None, fmt: Format = "toolsift",
+                max_results: int | None = None, token_budget: int | None = None,
+                index: str | None = None) -> Fitted:
+        """The tools ``ids`` (best first) as ready-to-call definitions in ``fmt``, cut to ``max_results``
+        and to ``token_budget`` tokens (:func:`~toolsift.search.definitions.fit`), as ``tenant`` sees them.
+
+        Raises:
+            BadQueryError: an unknown format, or a cap below 1.
+        """
+        sources = self.tool_sources(ids, tenant=tenant, index=index)
+        ordered = [sources[i] for i in dict.fromkeys(ids) if i in sources]
+        names = self.agent_names([str(s.get(F.agent_id) or "") for s in ordered], tenant=tenant, index=index)
+        budget = token_budget if token_budget is not None else self.settings.token_budget
+        return fit(definitions(ordered, fmt, agent_names=names), max_results=max_results, token_budget=budget)
+
     def search(self, request: SearchRequest) -> SearchResponse:
         """Answer one request.
 
@@ -107,14 +155,16 @@ class SearchBackend:
         query, source = shape_request(request, self.client, searcher.settings, searcher.structure)
         if request.level == "set":
             alias = searcher.settings.index
-            history = HistoryStore(self.client, alias) if HistoryStore.exists(self.client, alias) else None
-            return SearchResponse(request, source, tool_set=SetRecommender(searcher, history).recommend(query))
+            history = (HistoryStore(self.client, alias, tenant=request.tenant)
+                       if HistoryStore.exists(self.client, alias) else None)
+            recommender = SetRecommender(searcher, history, scope=request.scope)
+            return SearchResponse(request, source, tool_set=recommender.recommend(query))
         if request.candidates and request.level == "tool" and request.method == "multi-field":
             result, candidates = searcher.search_with_candidates(query, top_k=request.top_k,
                                                                  retriever=retriever,
-                                                                 agents=request.agents)
+                                                                 scope=request.scope)
             return SearchResponse(request, source, result=result, candidates=tuple(candidates))
         result = searcher.search(query, top_k=request.top_k, method=request.method,
                                  retriever=retriever, level=request.level, merge=request.merge,
-                                 agents=request.agents)
+                                 scope=request.scope)
         return SearchResponse(request, source, result=result)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from toolsift.config import Retriever
 from toolsift.errors import BadQueryError
+from toolsift.query.scope import Scope
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.agents import MergeRule
 from toolsift.ranker.ptr import PTRConfig, ToolSet
@@ -159,8 +160,12 @@ class SearchRequest:
             how an agent-level answer merges its steps.
         index, weights, reranker, ranker_url: per-request choices of index alias, learned weights,
             second-stage reranker and remote ranker (default: the settings).
-        agents: a filter: only tools of these agents (ids ``agent:<slug>``, as search answers name
-            them) are candidates (tool and ``auto`` level).
+        agents: a filter: only tools of these agents or MCP servers (ids ``agent:<slug>``, as search
+            answers name them) are candidates (tool and ``auto`` level).
+        tags: a filter: only tools with at least one of these tags (tool and ``auto`` level).
+        tenant: the caller's tenant, set by the front end from the caller's key, never from the
+            request body: only that tenant's and public tools, agents and bundles are seen, at every
+            level. None: every tenant (no keys configured, or an all-tenant admin key).
         explain: the per-field evidence of every tool (field scores, contributions, raw scores) in
             the JSON answer; off, each tool keeps its identity, scores and missing parameters.
         candidates: also return every first-stage candidate's signals (tool level, multi-field), for
@@ -186,6 +191,8 @@ class SearchRequest:
     reranker: str | None = None
     ranker_url: str | None = None
     agents: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    tenant: str | None = None
     explain: bool = True
     candidates: bool = False
 
@@ -209,14 +216,18 @@ class SearchRequest:
             raise BadQueryError(f"unknown method {self.method!r}; use multi-field or full-doc")
         if self.retriever is not None and self.retriever not in ("bm25", "minilm", "hybrid"):
             raise BadQueryError(f"unknown retriever {self.retriever!r}; use bm25, minilm or hybrid")
-        agents = tuple(dict.fromkeys(a.strip() for a in self.agents))
-        object.__setattr__(self, "agents", agents)
-        if not all(agents):
-            raise BadQueryError("an agent id in the filter is empty")
-        if agents and self.level in ("agent", "set"):
-            raise BadQueryError(f"the agent filter narrows a tool search; level {self.level!r} does not take it")
+        scope = self.scope  # validates the filters
+        object.__setattr__(self, "agents", scope.agents)
+        object.__setattr__(self, "tags", scope.tags)
+        if scope.narrows and self.level in ("agent", "set"):
+            raise BadQueryError(f"agent and tag filters narrow a tool search; level {self.level!r} does not take them")
         if self.merge not in ("max", "rrf"):
             raise BadQueryError(f"unknown merge rule {self.merge!r}; use max or rrf")
+
+    @property
+    def scope(self) -> Scope:
+        """The caller's tenant and the request's filters, as every first-stage query carries them."""
+        return Scope(tenant=self.tenant, agents=self.agents, tags=self.tags)
 
     def overrides(self) -> dict[str, Any]:
         """The settings this request chooses for itself (None: the configured one)."""

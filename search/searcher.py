@@ -22,6 +22,7 @@ from toolsift.mappings.index import IndexInfo, IndexManager
 from toolsift.opensearch import cosine_from_lucene
 from toolsift.plugin_scripts.pipelines import ensure_pipelines
 from toolsift.query.builder import QueryBuilder, hit_identity, parse_field_scores
+from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.agents import AUTO_MIN_TOOLS, MergeRule, decide_level
 from toolsift.ranker.artifact import WeightsArtifact, load_artifact
@@ -134,7 +135,7 @@ class Searcher:
         retriever: Retriever | None = None,
         level: RequestedLevel = "tool",
         merge: MergeRule = "max",
-        agents: Sequence[str] = (),
+        scope: Scope = UNSCOPED,
     ) -> SearchResult:
         """Rank tools (or agents) for ``query``.
 
@@ -150,23 +151,24 @@ class Searcher:
                 agents owning at least two of its tools.
             merge: how the steps' agent rankings are merged (``max`` or ``rrf``; see
                 :func:`~toolsift.ranker.agents.merge_steps`).
-            agents: only tools of these agents (ids ``agent:<slug>``) are candidates (tool level).
+            scope: the caller's tenant (every level) and the request's agent and tag filters (tool
+                level), inside every first-stage query (:class:`~toolsift.query.scope.Scope`).
         """
         result = self._search(query, top_k=top_k, method=method, retriever=retriever, level=level, merge=merge,
-                              agents=agents)
+                              scope=scope)
         if self.query_log is not None:
             self.query_log.record(result, weights_version=self.weights_version)
         return result
 
     def search_with_candidates(
         self, query: str | StructuredQuery, *, top_k: int = 10, retriever: Retriever | None = None,
-        agents: Sequence[str] = (),
+        scope: Scope = UNSCOPED,
     ) -> tuple[SearchResult, list[FieldSignals]]:
         """A multi-field tool search (logged like :meth:`search`) plus every first-stage candidate's
         signals, for re-ranking them with other weights (the workbench)."""
         candidates: list[FieldSignals] = []
         result = self._search(query, top_k=top_k, method="multi-field", retriever=retriever, level="tool",
-                              merge="max", candidates_out=candidates, agents=agents)
+                              merge="max", candidates_out=candidates, scope=scope)
         if self.query_log is not None:
             self.query_log.record(result, weights_version=self.weights_version)
         return result, candidates
@@ -181,16 +183,17 @@ class Searcher:
         level: RequestedLevel,
         merge: MergeRule,
         candidates_out: list[FieldSignals] | None = None,
-        agents: Sequence[str] = (),
+        scope: Scope = UNSCOPED,
     ) -> SearchResult:
         if top_k < 1:
             raise BadQueryError(f"top_k must be at least 1, got {top_k}")
         if level == "agent":
-            if agents:
-                raise BadQueryError("an agent filter narrows a tool search; at agent level it has nothing to filter")
-            return self._search_agents(query, top_k=top_k, method=method, retriever=retriever, merge=merge)
+            if scope.narrows:
+                raise BadQueryError("agent and tag filters narrow a tool search; at agent level they have nothing to filter")
+            return self._search_agents(query, top_k=top_k, method=method, retriever=retriever, merge=merge,
+                                       scope=scope)
         if level == "auto":
-            return self._search_auto(query, top_k=top_k, method=method, retriever=retriever, agents=agents)
+            return self._search_auto(query, top_k=top_k, method=method, retriever=retriever, scope=scope)
         if level != "tool":
             raise BadQueryError(f"unknown level {level!r}; use tool, agent or auto")
         retriever = retriever or self.settings.retriever
@@ -202,10 +205,10 @@ class Searcher:
         vectors = self._encode(sq, retriever, method, timings)
         ranker_name, reranker_name, degraded_reason = self.ranker.name, None, None
         if method == "full-doc":
-            tools = self._full_doc(sq, vectors, retriever, top_k, "tool", timings, agents=agents)
+            tools = self._full_doc(sq, vectors, retriever, top_k, "tool", timings, scope=scope)
         elif method == "multi-field":
             tools, answer = self._multi_field(sq, vectors, retriever, top_k, "tool", timings, candidates_out,
-                                              agents=agents)
+                                              scope=scope)
             ranker_name, reranker_name, degraded_reason = answer.ranker, answer.reranker, answer.degraded_reason
         else:
             raise BadQueryError(f"unknown method {method!r}; use multi-field or full-doc")
@@ -232,11 +235,12 @@ class Searcher:
         method: Method,
         retriever: Retriever | None,
         merge: MergeRule,
+        scope: Scope = UNSCOPED,
     ) -> SearchResult:
         retriever = retriever or self.settings.retriever
         sq = query if isinstance(query, StructuredQuery) else StructuredQuery.from_text(query)
         started = time.perf_counter()
-        answer = search_agents(self.steps(), sq, top_k=top_k, retriever=retriever, rule=merge)
+        answer = search_agents(self.steps(), sq, top_k=top_k, retriever=retriever, rule=merge, scope=scope)
         timings = {**answer.timings, "total": (time.perf_counter() - started) * 1000}
         return SearchResult(
             query=sq,
@@ -254,10 +258,10 @@ class Searcher:
 
     def _search_auto(
         self, query: str | StructuredQuery, *, top_k: int, method: Method, retriever: Retriever | None,
-        agents: Sequence[str] = (),
+        scope: Scope = UNSCOPED,
     ) -> SearchResult:
         result = self._search(query, top_k=top_k, method=method, retriever=retriever, level="tool", merge="max",
-                              agents=agents)
+                              scope=scope)
         decision = decide_level(result.tools, min_tools=AUTO_MIN_TOOLS, names=self.agent_names(result.tools))
         return replace(result, level=decision.level, agents=decision.agents, requested_level="auto",
                        level_reason=decision.reason)
@@ -296,12 +300,12 @@ class Searcher:
         timings["encode"] = (time.perf_counter() - t0) * 1000
         return {t: matrix[i].tolist() for i, t in enumerate(texts)}
 
-    def _builder(self, depth: int, entity: str | None, agents: Sequence[str] = ()) -> QueryBuilder:
+    def _builder(self, depth: int, entity: str | None, scope: Scope = UNSCOPED) -> QueryBuilder:
         return QueryBuilder(
             field_weights=self.first_stage_weights,
             candidates=max(depth, self.settings.candidates),
             entity=entity,
-            agents=agents,
+            scope=scope,
         )
 
     def _full_doc(
@@ -313,11 +317,11 @@ class Searcher:
         entity: str | None,
         timings: dict[str, float],
         *,
-        agents: Sequence[str] = (),
+        scope: Scope = UNSCOPED,
     ) -> list[RankedTool]:
         kind: Kind | Literal["hybrid"] = "hybrid" if retriever == "hybrid" else kinds_for(retriever)[0]
         text = sq.text or sq.tool_needs[0].user_intent
-        body = self._builder(depth, entity, agents).full_doc_body(text, vectors.get(text), kind, depth)
+        body = self._builder(depth, entity, scope).full_doc_body(text, vectors.get(text), kind, depth)
         params = {"search_pipeline": self._pipelines["fulldoc-hybrid"]} if kind == "hybrid" else {}
         t0 = time.perf_counter()
         answer = self.client.search(index=self.settings.index, body=body, params=params)
@@ -349,10 +353,10 @@ class Searcher:
         timings: dict[str, float],
         candidates_out: list[FieldSignals] | None = None,
         *,
-        agents: Sequence[str] = (),
+        scope: Scope = UNSCOPED,
     ) -> tuple[list[RankedTool], RankResponse]:
         signals = self.candidate_signals(sq, vectors, retriever, depth, entity, timings, documents=self.reranks,
-                                         agents=agents)
+                                         scope=scope)
         if candidates_out is not None:
             candidates_out.extend(signals.values())
         t0 = time.perf_counter()
@@ -374,12 +378,12 @@ class Searcher:
         *,
         parameters: bool | None = None,
         documents: bool = False,
-        agents: Sequence[str] = (),
+        scope: Scope = UNSCOPED,
     ) -> dict[str, FieldSignals]:
         """First stage + exact per-field scores: the ranker's input, by document id (with each
         candidate's reranker text when ``documents``)."""
         timings = timings if timings is not None else {}
-        builder = self._builder(depth, entity, agents)
+        builder = self._builder(depth, entity, scope)
         body = builder.candidates_body(sq, vectors, retriever)
         template = builder.pipeline_for(retriever, self.settings.fusion)
         params = {"search_pipeline": self._pipelines[template]} if template else {}

@@ -23,6 +23,7 @@ from toolsift.mappings import F, vector_field
 from toolsift.mappings.history import history_alias
 from toolsift.opensearch import cosine_from_lucene
 from toolsift.query.builder import knn_score_query
+from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.decompose import split_needs
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.history import HistoryStore
@@ -60,6 +61,8 @@ class SetRecommender:
         config: the decision's parameters; default: those calibrated into the history index, else
             :class:`PTRConfig`'s defaults.
         method, retriever, depth: the request's retrieval (default Full-Doc hybrid, 30 tools).
+        scope: the caller's tenant (every retrieval and the coverage scoring stay inside it; the
+            history store must be opened for the same tenant).
     """
 
     def __init__(
@@ -71,6 +74,7 @@ class SetRecommender:
         method: Method = "full-doc",
         retriever: Retriever = "hybrid",
         depth: int = DEFAULT_SET_DEPTH,
+        scope: Scope = UNSCOPED,
     ) -> None:
         if searcher.embedder is None:
             raise ConfigError("set recommendation needs the searcher's embedding model (coverage is a cosine)")
@@ -81,6 +85,7 @@ class SetRecommender:
         self.method: Method = method
         self.retriever: Retriever = retriever
         self.depth = depth
+        self.scope = scope
 
     def needs_of(self, query: str | StructuredQuery) -> list[str]:
         """The rewrite's tool needs when it gave several, else the rule-based split of the request
@@ -95,7 +100,8 @@ class SetRecommender:
         text = query.text if isinstance(query, StructuredQuery) else query
         needs = self.needs_of(query)
         t0 = time.perf_counter()
-        found = self.searcher.search(query, top_k=self.depth, method=self.method, retriever=self.retriever)
+        found = self.searcher.search(query, top_k=self.depth, method=self.method, retriever=self.retriever,
+                                     scope=self.scope)
         candidates = tuple(SetCandidate(t.doc_id, t.name, t.score) for t in found.tools)
         t1 = time.perf_counter()
         matrix = self.embedder.encode_query([text, *needs])  # unit length
@@ -114,7 +120,8 @@ class SetRecommender:
         if len(needs) > 1:  # each need's own retrieval, for the direct view and cold start
             for need in needs:
                 wanted |= {t.doc_id for t in self.searcher.search(
-                    need, top_k=_PER_NEED_DEPTH, method=self.method, retriever=self.retriever).tools}
+                    need, top_k=_PER_NEED_DEPTH, method=self.method, retriever=self.retriever,
+                    scope=self.scope).tools}
         wanted |= {t for b in bundles for t in b.bundle.tools}
         for votes in need_votes:
             wanted |= set(sorted(votes, key=lambda t: -votes[t])[: self.config.view_depth])
@@ -151,6 +158,10 @@ class SetRecommender:
         timings["total"] = (time.perf_counter() - started) * 1000
         return SetResult(tool_set, self.config, self.history is not None, timings)
 
+    def _scoped(self, query: dict[str, Any]) -> dict[str, Any]:
+        clauses = self.scope.clauses()
+        return {"bool": {"must": [query], "filter": clauses}} if clauses else query
+
     def _coverage(self, ids: Sequence[str], need_vectors: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, str]]:
         """tool id → cosine with each need, scored in OpenSearch (vectors stay out of ``_source``); and names."""
         if not ids:
@@ -159,7 +170,7 @@ class SetRecommender:
         body: list[dict[str, Any]] = []
         for vector in need_vectors:
             body += [{"index": self.searcher.settings.index}, {
-                "size": len(ids), "_source": [F.name], "query": knn_score_query(field_name, vector.tolist(), ids=ids),
+                "size": len(ids), "_source": [F.name], "query": self._scoped(knn_score_query(field_name, vector.tolist(), ids=ids)),
             }]
         out: dict[str, np.ndarray] = {}
         names: dict[str, str] = {}

@@ -46,7 +46,7 @@ def shape_request(
         # Full-Doc matches the request text alone: a rewrite would not change its ranking.
         query, source = request.query, "off"
     else:
-        query, source = rewrite_request(client, settings, request.query)
+        query, source = rewrite_request(client, settings, request.query, tenant=request.tenant)
     if request.instruction and request.method == "multi-field":
         structured = query if isinstance(query, StructuredQuery) else structure(query)
         query = structured.with_instruction(request.instruction)

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
+
+from toolsift.access import ApiKey
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -181,10 +183,42 @@ class Settings(BaseSettings):
         20, ge=0, le=100, description="BM25 top-K standardised descriptions shown to the query rewriter."
     )
 
+    # --- serving: keys, tenants, hosts (`toolsift serve api|mcp|ui|ranker`) ------------------------
+    api_keys: list[ApiKey] = Field(
+        default_factory=list,
+        description="API keys as [[api_keys]] tables {name, tenant, role = 'search'|'admin', sha256} "
+        "(`toolsift keys create` prints one). Unset: services run open, on loopback only.",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=lambda: ["127.0.0.1", "localhost", "::1"],
+        description="Host header values the services answer to (DNS-rebinding defence); the bound host is added.",
+    )
+    source_tenants: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Catalog file glob (or source label) -> tenants its tools are ingested for, when "
+        "`toolsift ingest` gets no --tenant. Tools with no tenant are public.",
+    )
+    api_port: int = Field(8500, ge=1, le=65535, description="Port of `toolsift serve api`.")
+    mcp_port: int = Field(8600, ge=1, le=65535, description="Port of `toolsift serve mcp --transport http`.")
+    feedback_index: str = Field("toolsift-feedback", pattern=r"^[a-z0-9][a-z0-9._-]*$",
+                                description="Index of agents' feedback on returned tools (`POST /v1/feedback`).")
+    token_budget: int | None = Field(
+        None, ge=1, description="Default cap on the tokens of the tool definitions one answer returns. Unset: no cap.")
+
     # --- ingest -----------------------------------------------------------------------------------
     max_field_chars: int = Field(
         100_000, ge=1000, description="Longest text accepted in one field; longer records are rejected."
     )
+
+    @field_validator("source_tenants")
+    @classmethod
+    def _tenant_names(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        from toolsift.access import valid_tenant
+
+        for pattern, tenants in value.items():
+            for tenant in tenants:
+                valid_tenant(tenant, where=f"source_tenants[{pattern!r}]")
+        return value
 
     @field_validator("field_weights")
     @classmethod

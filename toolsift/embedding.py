@@ -152,6 +152,14 @@ class Embedder:
         for start in range(0, len(texts), QUERY_CACHE_SIZE // 2):
             self.encode_query(list(texts[start : start + QUERY_CACHE_SIZE // 2]))
 
+    def clear_query_cache(self) -> None:
+        """Forget every remembered query embedding: the next :meth:`encode_query` of any text encodes it.
+
+        Benchmarks call it so that no timed search is served an embedding computed for an earlier one.
+        """
+        with self._cache_lock:
+            self._query_cache.clear()
+
     def encode_document(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of index-side texts, shape ``(len(texts), dimension)``, unit length."""
         return self._encode(texts, "document")

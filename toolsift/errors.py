@@ -25,6 +25,9 @@ __all__ = [
     "IndexingError",
     "IndexMismatchError",
     "BadQueryError",
+    "AuthError",
+    "ForbiddenError",
+    "NotFoundError",
     "RankerUnavailableError",
     "LLMError",
     "LLMUnavailableError",
@@ -124,6 +127,20 @@ class BadQueryError(ToolsiftError):
     """A search request or structured query is malformed."""
 
 
+class AuthError(ToolsiftError):
+    """A service call without a valid API key."""
+
+
+class ForbiddenError(ToolsiftError):
+    """A valid key whose role does not allow the call (a write with a ``search`` key), or a request
+    from a host the service does not answer to."""
+
+
+class NotFoundError(ToolsiftError):
+    """What was asked for does not exist, or the caller's tenant may not see it (the same answer, so
+    ids of other tenants' tools are not revealed)."""
+
+
 class RankerUnavailableError(ToolsiftError):
     """The remote ranker did not answer in time or answered with an error."""
 
@@ -162,6 +179,9 @@ ERROR_TABLE: dict[type[Exception], ErrorKind] = {
     IndexingError: ErrorKind(7, 502, "indexing_failed"),
     IndexMismatchError: ErrorKind(8, 409, "index_mismatch"),
     BadQueryError: ErrorKind(9, 400, "bad_query"),
+    AuthError: ErrorKind(12, 401, "unauthorized"),
+    ForbiddenError: ErrorKind(12, 403, "forbidden"),
+    NotFoundError: ErrorKind(9, 404, "not_found"),
     RankerUnavailableError: ErrorKind(10, 503, "ranker_unavailable"),
     LLMError: ErrorKind(11, 502, "llm_error"),
     LLMUnavailableError: ErrorKind(11, 503, "llm_unavailable"),

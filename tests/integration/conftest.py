@@ -47,9 +47,110 @@ def workbench_settings(client: Any, base_settings: Any, embedder: Any, datasets:
 
 
 @pytest.fixture(scope="session")
-def workbench_url(client: Any, workbench_settings: Any, embedder: Any, serve_app_for_session: Any) -> str:
-    """``toolsift serve ui``'s app over the slice, served on a loopback port for the session."""
+def workbench_url(client: Any, workbench_settings: Any, embedder: Any, serve_app_for_session: Any, datasets: Path,
+                  tmp_path_factory: pytest.TempPathFactory) -> str:
+    """``toolsift serve ui``'s app over the slice, served on a loopback port for the session (no keys:
+    open, as on loopback; the benchmark data and the tests' temporary folders are readable roots)."""
     from toolsift.workbench.app import create_app
     from toolsift.workbench.session import Workbench
 
-    return str(serve_app_for_session(create_app(Workbench(client, workbench_settings, embedder))).url)
+    roots = (datasets, tmp_path_factory.getbasetemp())
+    return str(serve_app_for_session(create_app(Workbench(client, workbench_settings, embedder, roots=roots))).url)
+
+
+# --- tenants: one index, three slices of LiveMCPBench (two tenants and the public) -------------------
+
+#: The tenants' index and side indices; outside ``toolsift-test-*`` so per-test cleanups leave them alone.
+TENANT_PREFIX = "toolsift-tenanttest-"
+TENANT_SLICES = {"acme": range(0, 8), "globex": range(8, 16), "": range(16, 24)}  # "": public
+
+
+class TenantCatalog:
+    """The tenant fixture: settings with keys, the raw keys by name, and who owns each document."""
+
+    def __init__(self, settings: Any, keys: dict[str, str], owner: dict[str, str], queries: list[str],
+                 folder: Path) -> None:
+        self.settings = settings
+        self.keys = keys
+        #: document id (tool or agent) -> tenant ("" public)
+        self.owner = owner
+        self.queries = queries
+        self.folder = folder
+
+    def header(self, key: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.keys[key]}"}
+
+    def foreign(self, tenant: str) -> set[str]:
+        """Ids of the documents ``tenant`` must never see."""
+        return {doc for doc, owner in self.owner.items() if owner and owner != tenant}
+
+    def config_file(self) -> Path:
+        """A TOML config holding the keys (as a deployment would), for server processes."""
+        path = self.folder / "toolsift.toml"
+        lines = []
+        for entry in self.settings.api_keys:
+            lines += ["[[api_keys]]", f'name = "{entry.name}"', f'tenant = "{entry.tenant}"',
+                      f'role = "{entry.role}"', f'sha256 = "{entry.sha256}"', ""]
+        path.write_text("\n".join(lines), encoding="utf-8")
+        return path
+
+
+def _drop_tenant_indices(client: Any) -> None:
+    client.indices.delete(index=f"{TENANT_PREFIX}*", ignore_unavailable=True, expand_wildcards="all")
+    for tpl in client.indices.get_index_template(name=f"{TENANT_PREFIX}*", ignore=404).get("index_templates", []):
+        client.indices.delete_index_template(name=tpl["name"])
+    for pid in client.search_pipeline.get(ignore=404):
+        if pid.startswith(TENANT_PREFIX):
+            client.search_pipeline.delete(id=pid)
+
+
+@pytest.fixture(scope="session")
+def tenant_catalog(client: Any, base_settings: Any, embedder: Any, datasets: Path,
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[TenantCatalog]:
+    """LiveMCPBench servers 0-7 for tenant ``acme``, 8-15 for ``globex``, 16-23 public, in one index,
+    with a history whose bundles mix the tenants' tools, and four keys: acme and globex search keys, an
+    acme admin key and an all-tenant admin key."""
+    from toolsift.access import ApiKey, hash_key
+    from toolsift.ingest.history import index_history
+    from toolsift.ingest.pipeline import ingest_catalog
+    from toolsift.records import Bundle, History, PastQuery
+
+    servers = json.loads((datasets / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))
+    tasks = json.loads((datasets / "livemcpbench" / "all_annotations.json").read_text(encoding="utf-8"))
+    folder = tmp_path_factory.mktemp("tenants")
+    raw = {"acme": "tsk_acme-search-key", "globex": "tsk_globex-search-key", "acme-admin": "tsk_acme-admin-key",
+           "root": "tsk_all-tenants-admin-key"}
+    api_keys = [ApiKey(name="acme", tenant="acme", role="search", sha256=hash_key(raw["acme"])),
+                ApiKey(name="globex", tenant="globex", role="search", sha256=hash_key(raw["globex"])),
+                ApiKey(name="acme-admin", tenant="acme", role="admin", sha256=hash_key(raw["acme-admin"])),
+                ApiKey(name="root", tenant="*", role="admin", sha256=hash_key(raw["root"]))]
+    settings = base_settings.with_overrides(
+        index=f"{TENANT_PREFIX}catalog", feedback_index=f"{TENANT_PREFIX}feedback", data_dir=folder / "data",
+        llm_cache_dir=folder / "llm-cache", api_keys=api_keys, query_log=False,
+    )
+    _drop_tenant_indices(client)
+    for tenant, picked in TENANT_SLICES.items():
+        catalog = folder / f"{tenant or 'public'}.json"
+        catalog.write_text(json.dumps([servers[i] for i in picked], ensure_ascii=False), encoding="utf-8")
+        report = ingest_catalog(client, settings, embedder, catalog, tenants=(tenant,) if tenant else ())
+        assert report.ok, report.rejected
+    client.indices.refresh(index=settings.index)
+    owner: dict[str, str] = {}
+    answer = client.search(index=settings.index, body={"size": 10_000, "_source": ["tenants", "entity"],
+                                                        "query": {"match_all": {}}})
+    for hit in answer["hits"]["hits"]:
+        owner[hit["_id"]] = ",".join(hit["_source"].get("tenants") or [])
+    by_tenant = {t: sorted(d for d, o in owner.items() if o == t and not d.startswith("agent:")) for t in TENANT_SLICES}
+    # bundles: each tenant's own, the public one, and mixed ones no single tenant may see whole
+    bundles = {
+        "b-acme": Bundle("b-acme", tuple(by_tenant["acme"][:3])),
+        "b-globex": Bundle("b-globex", tuple(by_tenant["globex"][:3])),
+        "b-public": Bundle("b-public", tuple(by_tenant[""][:3])),
+        "b-mixed": Bundle("b-mixed", (by_tenant["acme"][3], by_tenant["globex"][3], by_tenant[""][3])),
+        "b-acme-public": Bundle("b-acme-public", (by_tenant["acme"][4], by_tenant[""][4])),
+    }
+    queries = [str(t["Question"]) for t in tasks[:40]]
+    past = tuple(PastQuery(f"q{i}", q, list(bundles)[i % len(bundles)]) for i, q in enumerate(queries))
+    index_history(client, settings.index, History(bundles, past, source="tenant fixture"), embedder)
+    yield TenantCatalog(settings, raw, owner, queries, folder)
+    _drop_tenant_indices(client)

@@ -1,6 +1,6 @@
 """The package layout is the pipeline, and the layering holds.
 
-A request runs one way: front ends (CLI, workbench, dashboards) → evaluation → the search backend →
+A request runs one way: front ends (CLI, search API and MCP server, workbench, dashboards) → evaluation → the search backend →
 the ranker → ingest / query → plugin scripts → mappings → the ground (``toolsift/``: errors, config,
 records, embedding, the OpenSearch client, the LLM layer). Every import in product code (lazy and
 type-checking ones included) must point down or sideways inside its own package, no module may take
@@ -31,6 +31,7 @@ LAYERS: list[str] = [
     "evaluation",
     "dashboards",
     "workbench",
+    "api",
     "cli",
 ]
 #: Exceptions a pydantic validator must raise (pydantic turns them into its ValidationError).

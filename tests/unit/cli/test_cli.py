@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from toolsift.cli.main import cli
 from toolsift.errors import ERROR_TABLE, ClusterError, ConfigError
 
-COMMANDS = ["bench", "cache", "dashboards", "demo", "eval", "history", "index", "ingest", "node", "search", "serve",
+COMMANDS = ["bench", "cache", "dashboards", "demo", "eval", "history", "index", "ingest", "keys", "node", "search", "serve",
             "standardize", "train"]
 SUBCOMMANDS = [
     ["history", "load"],
@@ -29,6 +29,9 @@ SUBCOMMANDS = [
     ["cache", "stats"],
     ["cache", "clear"],
     ["serve", "ranker"],
+    ["serve", "api"],
+    ["serve", "mcp"],
+    ["keys", "create"],
     ["dashboards", "import"],
     ["bench", "latency"],
     ["bench", "failover"],

@@ -67,7 +67,7 @@ FIELD_TYPES: dict[str, tuple[type, dict[str, Any], dict[str, str]]] = {
     }),
     "history": (HistoryDoc, history_index_body(8, {}), {
         "kind": "keyword", "bundle_id": "keyword", "tools": "keyword", "text": "text",
-        "vector": "knn_vector", "n_queries": "integer",
+        "vector": "knn_vector", "n_queries": "integer", "tenants": "keyword",
     }),
 }
 
@@ -166,11 +166,12 @@ def test_the_history_body_is_the_one_written_by_hand_before() -> None:
         },
         "mappings": {
             "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "history", "schema_version": 1, "embedding_model": "m", "k": 3}},
+            "_meta": {"toolsift": {"schema": "history", "schema_version": 2, "embedding_model": "m", "k": 3}},
             "properties": {
                 "kind": KEYWORD, "bundle_id": KEYWORD, "tools": KEYWORD,
                 "text": {"type": "text", "analyzer": "toolsift_text"},
                 "vector": knn, "n_queries": {"type": "integer"},
+                "tenants": {"type": "keyword"},
             },
         },
     }

@@ -121,7 +121,7 @@ def test_parameters_are_nested_documents_with_every_parameter_field_and_a_vector
     params = props["parameters"]
 
     assert params["type"] == "nested"
-    assert set(params["properties"]) == {f.name for f in dataclasses.fields(ParameterDoc)} | {"vector"}
+    assert set(params["properties"]) == {f.name for f in dataclasses.fields(ParameterDoc)} | {"vector", "tenants"}
     assert params["properties"]["required"] == {"type": "boolean"}
     assert params["properties"]["type"] == {"type": "keyword"}
     assert params["properties"]["name"]["fields"]["keyword"]["type"] == "keyword"
@@ -131,8 +131,14 @@ def test_examples_are_nested_documents_with_text_and_a_vector(props: dict[str, A
     examples = props["examples"]
 
     assert examples["type"] == "nested"
-    assert set(examples["properties"]) == {"text", "vector"}
+    assert set(examples["properties"]) == {"text", "vector", "tenants"}
     assert examples["properties"]["text"] == {"type": "text", "analyzer": TEXT_ANALYZER}
+
+
+def test_tools_agents_and_their_sub_documents_carry_tenants_for_filtering(props: dict[str, Any]) -> None:
+    assert props["tenants"] == {"type": "keyword"}
+    assert props["parameters"]["properties"]["tenants"] == {"type": "keyword"}
+    assert props["examples"]["properties"]["tenants"] == {"type": "keyword"}
 
 
 def test_the_join_field_makes_agents_parents_of_tools(props: dict[str, Any]) -> None:

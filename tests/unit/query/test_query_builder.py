@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,6 +11,7 @@ import pytest
 
 from toolsift.config import DEFAULT_FIELD_WEIGHTS, FIELDS
 from toolsift.errors import BadQueryError
+from toolsift.query.scope import Scope
 from toolsift.query.builder import HIT_FIELDS, PARAMETER_SOURCE, hit_identity, QueryBuilder, parse_field_scores
 from toolsift.plugin_scripts.pipelines import HYBRID_LAYOUT
 from toolsift.records import FieldSignals, ParameterMatch, kinds_for
@@ -170,7 +173,7 @@ def test_searching_tools_and_agents_together_drops_the_entity_filter() -> None:
 
 
 def test_an_agent_filter_restricts_every_first_stage_sub_query_to_those_agents() -> None:
-    builder = QueryBuilder(field_weights=WEIGHTS, agents=["agent:a", "agent:b"])
+    builder = QueryBuilder(field_weights=WEIGHTS, scope=Scope(agents=("agent:a", "agent:b")))
     sq = _sq(args={"city": "the city"})
     wanted = [*TOOL_FILTER, {"terms": {"agent_id": ["agent:a", "agent:b"]}}]
 
@@ -183,6 +186,34 @@ def test_an_agent_filter_restricts_every_first_stage_sub_query_to_those_agents()
     assert all(q["bool"]["filter"] == wanted for q in nested)  # a nested k-NN cannot filter its parents
     dense = builder.full_doc_body("the request", [0.1, 0.2], "dense", 5)["query"]["knn"]["full_doc_vector"]
     assert dense["filter"] == {"bool": {"filter": wanted}}
+
+
+def test_a_tenant_bounds_every_k_nn_inside_its_own_filter_even_on_nested_sub_documents() -> None:
+    builder = QueryBuilder(field_weights=WEIGHTS, scope=Scope(tenant="acme"))
+    sq = _sq(args={"city": "the city"})
+    acme = {"bool": {"should": [{"term": {"tenants": "acme"}},
+                                {"bool": {"must_not": {"exists": {"field": "tenants"}}}}], "minimum_should_match": 1}}
+
+    assert builder.candidates_body(sq, {}, "bm25")["query"]["bool"]["filter"] == [*TOOL_FILTER, acme]
+    subs = builder.candidates_body(sq, _vectors(sq), "hybrid")["query"]["hybrid"]["queries"]
+    assert subs[1]["knn"]["description_vector"]["filter"] == {"bool": {"filter": [*TOOL_FILTER, acme]}}
+    nested = {q["nested"]["path"]: q["nested"]["query"] for q in subs if "nested" in q}
+    assert set(nested) == {"examples", "parameters"}
+    for path, knn in nested.items():  # the sub-documents' own copy of the tenants, inside the k-NN
+        (spec,) = knn["knn"].values()
+        assert json.dumps(spec["filter"]).count(f'"{path}.tenants"') == 2
+
+
+def test_a_tag_filter_keeps_tools_with_any_of_the_tags() -> None:
+    body = QueryBuilder(field_weights=WEIGHTS, scope=Scope(tags=("weather", "maps"))).candidates_body(_sq(), {}, "bm25")
+    assert {"terms": {"tags.keyword": ["weather", "maps"]}} in body["query"]["bool"]["filter"]
+
+
+def test_an_unscoped_search_sends_the_queries_it_always_sent() -> None:
+    sq = _sq(args={"city": "the city"})
+    subs = QueryBuilder(field_weights=WEIGHTS).candidates_body(sq, _vectors(sq), "hybrid")["query"]["hybrid"]["queries"]
+    nested = [q["nested"]["query"] for q in subs if "nested" in q]
+    assert nested and all("filter" not in next(iter(q["knn"].values())) for q in nested)
 
 
 # --- first stage: hybrid modes -------------------------------------------------------------------------

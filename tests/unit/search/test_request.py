@@ -24,9 +24,11 @@ from toolsift.search import SearchRequest, SearchResponse, SearchResult
     ({"query": "x", "method": "semantic"}, "unknown method"),
     ({"query": "x", "retriever": "splade"}, "unknown retriever"),
     ({"query": "x", "merge": "sum"}, "unknown merge rule"),
-    ({"query": "x", "agents": ("agent:a", " ")}, "agent id in the filter is empty"),
-    ({"query": "x", "agents": ("agent:a",), "level": "agent"}, "does not take it"),
-    ({"query": "x", "agents": ("agent:a",), "level": "set"}, "does not take it"),
+    ({"query": "x", "agents": ("agent:a", " ")}, r"filters.agents: a value is empty"),
+    ({"query": "x", "tags": ("",)}, r"filters.tags: a value is empty"),
+    ({"query": "x", "tags": tuple(f"t{i}" for i in range(101))}, r"filters.tags: at most 100"),
+    ({"query": "x", "agents": ("agent:a",), "level": "agent"}, "does not take them"),
+    ({"query": "x", "tags": ("weather",), "level": "set"}, "does not take them"),
 ])
 def test_a_request_that_cannot_be_answered_is_a_bad_query_naming_why(fields: dict[str, Any], message: str) -> None:
     with pytest.raises(BadQueryError, match=message):

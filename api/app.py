@@ -1,0 +1,251 @@
+"""``toolsift serve api``: the search API (FastAPI), for agents and for search teams' services.
+
+Routes (JSON; OpenAPI at ``/docs`` and ``/openapi.json``):
+
+- ``POST /v1/search`` — tools or agents for a request, each tool a ready-to-call definition in the
+  asked ``format`` (``toolsift`` / ``openai`` / ``mcp``), capped by ``max_results`` and ``token_budget``;
+- ``POST /v1/toolset`` — PTR's precise tool set (from the index's history when it has one);
+- ``GET /v1/tools/{id}`` — one tool's definition;
+- ``POST /v1/feedback`` — which returned tools the agent called, and whether the calls succeeded;
+- ``GET /health`` (open) and ``GET /metrics`` (Prometheus; a key when keys are configured).
+
+Every ``/v1`` route needs a key when keys are configured (``Authorization: Bearer <key>``) and runs
+in that key's tenant. Errors are one JSON body, ``{"error", "code", "field"}``: 400 naming the bad
+field, 401 (no or wrong key), 403 (a foreign ``Host``, or a role that may not), 404 (no such tool,
+or another tenant's), 503 with the reason when OpenSearch is down; never a stack trace.
+
+The client, the embedding model and the searcher (index checks, search pipelines) are loaded once, in
+the lifespan, before the port answers; searches run in the threadpool, off the event loop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, Path, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+
+from toolsift.access import KeyRing, Principal
+from toolsift.api.service import MAX_TOP_K, Filters, ToolQuery, ToolSearchService
+from toolsift.config import Settings
+from toolsift.errors import ClusterError, ToolsiftError, error_kind
+from toolsift.search.definitions import Format
+from toolsift.search.feedback import MAX_OUTCOMES, ToolOutcome
+from toolsift.webguard import HostGuard, caller, error_response
+
+__all__ = ["create_app", "app_from_environment", "default_service", "SearchBody", "ToolsetBody", "FeedbackBody"]
+
+_STRICT = ConfigDict(extra="forbid")
+_MAX_TEXT = 4000
+
+
+class FiltersBody(BaseModel):
+    model_config = _STRICT
+    servers: list[Annotated[str, Field(min_length=1, max_length=512)]] = Field(
+        default_factory=list, max_length=100, description="MCP servers / agents: ids `agent:<slug>` or bare slugs.")
+    agents: list[Annotated[str, Field(min_length=1, max_length=512)]] = Field(
+        default_factory=list, max_length=100, description="The same as servers (either name works).")
+    tags: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+        default_factory=list, max_length=100, description="Tools with at least one of these tags.")
+
+
+class _Answering(BaseModel):
+    model_config = _STRICT
+    format: Format = Field("toolsift", description="How each tool is returned: toolsift, openai (Chat Completions "
+                           "`tools` entries) or mcp (MCP `Tool` objects).")
+    max_results: int | None = Field(None, ge=1, le=MAX_TOP_K, description="At most this many tools in the answer.")
+    token_budget: int | None = Field(None, ge=1, le=1_000_000,
+                                     description="At most this many tokens of tool definitions (cl100k_base).")
+
+
+class SearchBody(_Answering):
+    query: str = Field("", max_length=_MAX_TEXT, description="What the agent needs, in words.")
+    steps: list[Annotated[str, Field(min_length=1, max_length=_MAX_TEXT)]] = Field(
+        default_factory=list, max_length=20, description="The needs one by one, instead of the query's own split.")
+    level: Literal["tool", "agent", "auto"] = "tool"
+    top_k: int = Field(10, ge=1, le=MAX_TOP_K)
+    filters: FiltersBody = Field(default_factory=FiltersBody)
+    explain: bool = Field(False, description="Add each tool's field contributions and scores.")
+    retriever: Literal["bm25", "minilm", "hybrid"] | None = None
+    instruction: str | None = Field(None, max_length=_MAX_TEXT, description="The agent's task instruction.")
+
+
+class ToolsetBody(_Answering):
+    query: str = Field(min_length=1, max_length=_MAX_TEXT)
+    instruction: str | None = Field(None, max_length=_MAX_TEXT)
+
+
+class CallBody(BaseModel):
+    model_config = _STRICT
+    tool_id: str = Field(min_length=1, max_length=512)
+    called: bool
+    success: bool | None = None
+    note: str = Field("", max_length=2000)
+
+
+class FeedbackBody(BaseModel):
+    model_config = _STRICT
+    request_id: str = Field(min_length=32, max_length=32, description="The `request_id` of the search answered.")
+    calls: list[CallBody] = Field(min_length=1, max_length=MAX_OUTCOMES)
+
+
+def _service(request: Request) -> ToolSearchService:
+    return request.app.state.services["service"]  # type: ignore[no-any-return]
+
+
+def _principal(request: Request) -> Principal:
+    return caller(request, request.app.state.keys)
+
+
+Who = Annotated[Principal, Depends(_principal)]
+Service = Annotated[ToolSearchService, Depends(_service)]
+
+
+class _Metrics:
+    """The API's Prometheus metrics, in a registry of their own (one per app)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter("toolsift_api_requests_total", "API requests by route and status.",
+                                ["route", "status"], registry=self.registry)
+        self.latency = Histogram("toolsift_api_request_seconds", "API request latency by route.", ["route"],
+                                 registry=self.registry,
+                                 buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 1.0, 2.5, 5.0, 10.0))
+
+
+def create_app(
+    settings: Settings,
+    *,
+    service_factory: Callable[[Settings], ToolSearchService] | None = None,
+    allowed_hosts: list[str] | None = None,
+) -> FastAPI:
+    """The search API over one :class:`ToolSearchService`, built in the app's lifespan.
+
+    Args:
+        settings: index, keys (``api_keys``), allowed hosts, defaults.
+        service_factory: builds the service (default: connect, load the embedding model, open the
+            searcher); called once at startup.
+        allowed_hosts: ``Host`` header values answered (default: the ``allowed_hosts`` setting).
+    """
+    keys = KeyRing(settings.api_keys)
+    metrics = _Metrics()
+    state: dict[str, ToolSearchService] = {}
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        factory = service_factory or default_service
+        state["service"] = await run_in_threadpool(factory, settings)
+        yield
+        state.clear()
+
+    app = FastAPI(title="toolsift search API", version="1", lifespan=lifespan, docs_url="/docs", redoc_url=None,
+                  description=__doc__)
+    app.add_middleware(HostGuard, allowed=allowed_hosts or settings.allowed_hosts)
+
+    app.state.keys = keys
+    app.state.services = state
+
+    @app.middleware("http")
+    async def measure(request: Request, call_next: Callable[[Request], Any]) -> Response:
+        started = time.perf_counter()
+        response: Response = await call_next(request)
+        route = request.scope.get("route")
+        path = getattr(route, "path", "unmatched")
+        metrics.requests.labels(path, str(response.status_code)).inc()
+        metrics.latency.labels(path).observe(time.perf_counter() - started)
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
+        field = ".".join(where) or None
+        message = f"{field}: {first.get('msg', 'invalid')}" if field else str(first.get("msg", "invalid request"))
+        return JSONResponse({"error": message, "code": "bad_request", "field": field}, status_code=400)
+
+    @app.exception_handler(ToolsiftError)
+    async def toolsift_error(_: Request, exc: ToolsiftError) -> JSONResponse:
+        return error_response(exc)
+
+    @app.exception_handler(OpenSearchConnectionError)
+    async def unreachable(_: Request, exc: OpenSearchConnectionError) -> JSONResponse:
+        return error_response(exc, f"OpenSearch is unreachable at {settings.effective_url}")
+
+    @app.exception_handler(Exception)
+    async def anything_else(_: Request, exc: Exception) -> JSONResponse:
+        if error_kind(exc) is not None:  # opensearch-py's own errors: the cluster's answer, no trace
+            status = getattr(exc, "status_code", "?")
+            return error_response(exc, f"OpenSearch answered {status}: {getattr(exc, 'error', exc)}")
+        import logging
+
+        logging.getLogger("toolsift.api").exception("unexpected error")
+        return error_response(exc)
+
+    @app.post("/v1/search", summary="Find tools (or agents) for a request")
+    def search(body: SearchBody, who: Who, svc: Service) -> dict[str, Any]:
+        servers = tuple(body.filters.servers) + tuple(body.filters.agents)
+        call = ToolQuery(query=body.query, steps=tuple(body.steps), level=body.level, top_k=body.top_k,
+                         filters=Filters(servers=servers, tags=tuple(body.filters.tags)), explain=body.explain,
+                         format=body.format, max_results=body.max_results, token_budget=body.token_budget,
+                         retriever=body.retriever, instruction=body.instruction)
+        return svc.search(who, call)
+
+    @app.post("/v1/toolset", summary="A precise tool set for a request (PTR)")
+    def toolset(body: ToolsetBody, who: Who, svc: Service) -> dict[str, Any]:
+        call = ToolQuery(query=body.query, format=body.format, max_results=body.max_results,
+                         token_budget=body.token_budget, instruction=body.instruction)
+        return svc.toolset(who, call)
+
+    @app.get("/v1/tools/{tool_id:path}", summary="One tool, ready to call")
+    def get_tool(tool_id: Annotated[str, Path(min_length=1, max_length=512)], who: Who, svc: Service,
+                 fmt: Annotated[Format, Query(alias="format")] = "toolsift") -> dict[str, Any]:
+        return svc.get_tool(who, tool_id, fmt)
+
+    @app.post("/v1/feedback", summary="Which returned tools the agent called, and how the calls went")
+    def feedback(body: FeedbackBody, who: Who, svc: Service) -> dict[str, Any]:
+        outcomes = [ToolOutcome(c.tool_id, c.called, c.success, c.note) for c in body.calls]
+        return svc.feedback(who, body.request_id, outcomes)
+
+    @app.get("/health", summary="Whether the API and OpenSearch answer")
+    def health(svc: Service) -> JSONResponse:
+        try:
+            count = svc.backend.client.count(index=settings.index)["count"]
+        except OpenSearchConnectionError as exc:
+            return error_response(ClusterError(str(exc)), f"OpenSearch is unreachable at {settings.effective_url}")
+        return JSONResponse({"status": "ok", "index": settings.index, "documents": int(count)})
+
+    @app.get("/metrics", summary="Prometheus metrics")
+    def prometheus(request: Request) -> Response:
+        caller(request, keys)
+        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    return app
+
+
+def default_service(settings: Settings) -> ToolSearchService:
+    """Connect, load the embedding model when the retriever needs one, and open the searcher."""
+    from toolsift.embedding import load_embedder
+    from toolsift.opensearch import connect
+
+    client = connect(settings)
+    embedder = load_embedder(settings)
+    embedder.encode_query(["warm up"])  # the first encode allocates; pay it before the port opens
+    embedder.clear_query_cache()
+    service = ToolSearchService(client, settings, embedder)
+    service.warm()
+    return service
+
+
+def app_from_environment() -> FastAPI:
+    """The app of one worker process of ``toolsift serve api --workers N`` (settings from the environment)."""
+    from toolsift.config import get_settings
+
+    return create_app(get_settings())

@@ -1,0 +1,197 @@
+"""What an agent asks of toolsift, answered the same way over HTTP and MCP.
+
+:class:`ToolSearchService` sits between the two front ends (:mod:`toolsift.api.app`,
+:mod:`toolsift.api.mcp_server`) and the one search backend: it turns an agent's call into a
+:class:`~toolsift.search.SearchRequest` in the caller's tenant, asks the backend, and answers with
+the tools as ready-to-call definitions (:mod:`toolsift.search.definitions`) capped by
+``max_results`` and a token budget. It holds no HTTP or MCP types, so both protocols return the same
+JSON for the same call.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from opensearchpy import OpenSearch
+
+from toolsift.access import Principal
+from toolsift.config import Retriever, Settings
+from toolsift.embedding import Embedder
+from toolsift.errors import BadQueryError, NotFoundError
+from toolsift.search.backend import SearchBackend
+from toolsift.search.definitions import TOKENIZER, Fitted, Format
+from toolsift.search.feedback import FeedbackStore, ToolOutcome
+from toolsift.search.records import RequestedLevel, SearchRequest, SearchResponse
+
+__all__ = ["Filters", "ToolQuery", "ToolSearchService", "MAX_TOP_K"]
+
+#: The most tools (or agents) one agent call may ask for.
+MAX_TOP_K = 100
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which tools a call may return: of these servers / agents (``agent:<slug>`` or the bare slug),
+    with any of these tags."""
+
+    servers: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+
+    @property
+    def agent_ids(self) -> tuple[str, ...]:
+        return tuple(s if s.startswith("agent:") else f"agent:{s}" for s in self.servers)
+
+
+@dataclass(frozen=True)
+class ToolQuery:
+    """One agent call: the request and how to answer it."""
+
+    query: str = ""
+    steps: tuple[str, ...] = ()
+    level: RequestedLevel = "tool"
+    top_k: int = 10
+    filters: Filters = field(default_factory=Filters)
+    explain: bool = False
+    format: Format = "toolsift"
+    max_results: int | None = None
+    token_budget: int | None = None
+    retriever: Retriever | None = None
+    instruction: str | None = None
+
+
+class ToolSearchService:
+    """Agent-facing tool search over one backend.
+
+    Args:
+        client: a connected client.
+        settings: the defaults (index, retriever, token budget, feedback index).
+        embedder: the embedding model, loaded once by the caller (the server's lifespan).
+    """
+
+    def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.backend = SearchBackend(client, settings, embedder=embedder, source="api")
+        self.feedback_store = FeedbackStore(client, settings)
+
+    def warm(self) -> None:
+        """Open the default searcher now (index checks, search pipelines), not on the first call."""
+        self.backend.searcher()
+
+    # --- calls ------------------------------------------------------------------------------------
+    def search(self, who: Principal, call: ToolQuery) -> dict[str, Any]:
+        """Tools (or agents) for ``call``, as ``who`` may see them, with ready-to-call definitions."""
+        if not 1 <= call.top_k <= MAX_TOP_K:
+            raise BadQueryError(f"top_k must be between 1 and {MAX_TOP_K}, got {call.top_k}")
+        request = SearchRequest(
+            query=call.query, steps=call.steps, level=call.level, top_k=call.top_k, retriever=call.retriever,
+            agents=call.filters.agent_ids, tags=call.filters.tags, tenant=who.tenant, explain=call.explain,
+            instruction=call.instruction,
+        )
+        response = self.backend.search(request)
+        return self._answer(who, call, response)
+
+    def toolset(self, who: Principal, call: ToolQuery) -> dict[str, Any]:
+        """PTR's precise tool set for ``call`` (from the index's history when it has one)."""
+        request = SearchRequest(query=call.query, level="set", tenant=who.tenant, instruction=call.instruction)
+        response = self.backend.search(request)
+        assert response.tool_set is not None
+        tool_set = response.tool_set.tool_set
+        fitted = self._deliver(who, [m.tool_id for m in tool_set.members], call)
+        delivered = {t.tool_id: t for t in fitted.tools}
+        members = [
+            {"id": m.tool_id, "name": delivered[m.tool_id].name, "need": m.need, "reason": m.reason, "why": m.why,
+             "coverage": round(m.coverage, 4), "tokens": delivered[m.tool_id].tokens,
+             "definition": delivered[m.tool_id].definition}
+            for m in tool_set.members if m.tool_id in delivered
+        ]
+        return {
+            "request_id": _request_id(), "query": call.query, "format": call.format, "tools": members,
+            "needs": list(tool_set.needs), "unsolved_needs": list(tool_set.unsolved),
+            "history": response.tool_set.history, **_budget(fitted),
+            "timings_ms": {k: round(v, 2) for k, v in response.tool_set.timings.items()},
+        }
+
+    def get_tool(self, who: Principal, tool_id: str, fmt: Format = "toolsift") -> dict[str, Any]:
+        """One tool's definition, ready to call.
+
+        Raises:
+            NotFoundError: no such tool, or one ``who``'s tenant may not see (the same answer).
+        """
+        fitted = self.backend.deliver([tool_id], tenant=who.tenant, fmt=fmt, token_budget=None)
+        if not fitted.tools:
+            raise NotFoundError(f"no tool {tool_id!r}")
+        tool = fitted.tools[0]
+        return {"id": tool.tool_id, "name": tool.name, "original_name": tool.original_name, "server": tool.server,
+                "format": fmt, "tokens": tool.tokens, "tokenizer": TOKENIZER, "definition": tool.definition}
+
+    def feedback(self, who: Principal, request_id: str, outcomes: Sequence[ToolOutcome]) -> dict[str, Any]:
+        """Store which returned tools the agent called and whether the calls succeeded.
+
+        Raises:
+            BadQueryError: a malformed request id or outcome list.
+            NotFoundError: a reported tool ``who`` may not see.
+        """
+        try:
+            uuid.UUID(hex=request_id)
+        except ValueError:
+            raise BadQueryError("request_id: not a request id this service returned") from None
+        visible = self.backend.tool_sources([o.tool_id for o in outcomes], tenant=who.tenant)
+        unknown = [o.tool_id for o in outcomes if o.tool_id not in visible]
+        if unknown:
+            raise NotFoundError(f"no tool {unknown[0]!r}")
+        stored = self.feedback_store.record(request_id, outcomes, who)
+        return {"request_id": request_id, "stored": stored}
+
+    # --- answers ----------------------------------------------------------------------------------
+    def _deliver(self, who: Principal, ids: Sequence[str], call: ToolQuery) -> Fitted:
+        return self.backend.deliver(ids, tenant=who.tenant, fmt=call.format, max_results=call.max_results,
+                                    token_budget=call.token_budget)
+
+    def _answer(self, who: Principal, call: ToolQuery, response: SearchResponse) -> dict[str, Any]:
+        result = response.result
+        assert result is not None
+        ranked = {t.doc_id: t for t in result.tools if t.entity == "tool"}
+        fitted = self._deliver(who, list(ranked), call)
+        tools = []
+        for rank, tool in enumerate(fitted.tools, start=1):
+            hit = ranked[tool.tool_id]
+            entry: dict[str, Any] = {
+                "rank": rank, "id": tool.tool_id, "name": tool.name, "original_name": tool.original_name,
+                "server": tool.server, "score": round(hit.score, 6),
+                "missing_required_parameters": list(hit.missing_required), "tokens": tool.tokens,
+                "definition": tool.definition,
+            }
+            if call.explain:
+                entry["explain"] = {
+                    "field_scores": {k: round(v, 4) for k, v in hit.field_scores.items()},
+                    "contributions": {k: round(v, 4) for k, v in hit.contributions.items()},
+                    "base_score": None if hit.base_score is None else round(hit.base_score, 6),
+                    "reranker_score": None if hit.reranker_score is None else round(hit.reranker_score, 6),
+                    "first_stage_rank": hit.first_stage_rank,
+                }
+            tools.append(entry)
+        answer: dict[str, Any] = {
+            "request_id": _request_id(), "query": call.query, "level": result.level,
+            "requested_level": result.requested_level or result.level, "format": call.format, "tools": tools,
+            **_budget(fitted),
+            "agents": [{"rank": a.rank, "id": a.agent_id, "name": a.name, "score": round(a.score, 6)}
+                       for a in result.agents],
+            "rewrite_source": response.rewrite_source, "degraded": result.degraded,
+            "degraded_reason": result.degraded_reason,
+            "timings_ms": {k: round(v, 2) for k, v in result.timings.items()},
+        }
+        if result.level_reason:
+            answer["level_reason"] = result.level_reason
+        return answer
+
+
+def _request_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _budget(fitted: Fitted) -> dict[str, Any]:
+    return {"total_tokens": fitted.total_tokens, "dropped": fitted.dropped, "truncated_by": fitted.truncated_by,
+            "tokenizer": TOKENIZER}

@@ -1,0 +1,73 @@
+"""The guards every toolsift HTTP service puts in front of its routes (search API, MCP over HTTP,
+workbench, ranker service): the ``Host`` allow-list, the caller's key, and the one JSON error body.
+
+* :class:`HostGuard` — an ASGI middleware answering 403 to a request whose ``Host`` header is not one
+  the service answers to (a DNS-rebinding page in a browser reaches loopback with a foreign name);
+* :func:`caller` — the :class:`~toolsift.access.Principal` of a request, from its key;
+* :func:`error_body` / :func:`error_response` — ``{"error": message, "code": code, "field": field}``
+  with the status of :data:`toolsift.errors.ERROR_TABLE`, never a stack trace.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from toolsift.access import KeyRing, Principal, bearer_token, host_allowed
+from toolsift.errors import error_kind
+
+__all__ = ["HostGuard", "allowed_hosts_for", "caller", "error_body", "error_response"]
+
+
+def allowed_hosts_for(configured: Iterable[str], bound: str) -> list[str]:
+    """The hosts a service answers to: the configured ones plus the address it is bound to
+    (unless that is a wildcard address, which names no host)."""
+    hosts = list(dict.fromkeys(configured))
+    if bound not in ("0.0.0.0", "::", "") and bound not in hosts:
+        hosts.append(bound)
+    return hosts
+
+
+class HostGuard:
+    """ASGI middleware: HTTP requests whose ``Host`` is not in ``allowed`` get 403 ``forbidden``."""
+
+    def __init__(self, app: ASGIApp, allowed: Iterable[str]) -> None:
+        self.app = app
+        self.allowed = list(allowed)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), None)
+            if not host_allowed(host, self.allowed):
+                body = json.dumps({"error": f"this service does not answer to host {host!r}", "code": "forbidden",
+                                   "field": "Host"}).encode()
+                await send({"type": "http.response.start", "status": 403,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def caller(request: Request, keys: KeyRing) -> Principal:
+    """The request's caller (raises :class:`~toolsift.errors.AuthError` for a missing or wrong key)."""
+    return keys.authenticate(bearer_token(request.headers))
+
+
+def error_body(exc: BaseException, message: str | None = None, field: str | None = None) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, JSON body) of an error toolsift raises on purpose or OpenSearch's; other errors: 500."""
+    kind = error_kind(exc)
+    if kind is None:
+        return 500, {"error": "internal error (see the service's log)", "code": "internal_error", "field": None}
+    return kind.http_status, {"error": message or str(exc), "code": kind.code, "field": field}
+
+
+def error_response(exc: BaseException, message: str | None = None, field: str | None = None) -> JSONResponse:
+    status, body = error_body(exc, message, field)
+    headers = {"WWW-Authenticate": 'Bearer realm="toolsift"'} if status == 401 else None
+    return JSONResponse(body, status_code=status, headers=headers)
