@@ -31,7 +31,7 @@ from opensearchpy.exceptions import OpenSearchException
 from pydantic import Field
 from starlette.applications import Starlette
 
-from toolsift.access import ALL_TENANTS, LOCAL, KeyRing, Principal
+from toolsift.access import ALL_TENANTS, LOCAL, KeyRing, Principal, Role
 from toolsift.api.service import MAX_TOP_K, Filters, ToolQuery, ToolSearchService
 from toolsift.config import Settings
 from toolsift.errors import AuthError, ToolsiftError
@@ -72,7 +72,7 @@ def _principal(fixed: Principal | None) -> Principal:
     if token is None:
         return LOCAL
     tenant = (token.claims or {}).get("tenant", ALL_TENANTS)
-    role = "admin" if "admin" in token.scopes else "search"
+    role: Role = "admin" if "admin" in token.scopes else "search"
     return Principal(name=token.client_id, tenant=None if tenant == ALL_TENANTS else str(tenant), role=role)
 
 

@@ -25,7 +25,7 @@ def create(name: str, tenant: str, role: str) -> None:
     from toolsift.access import ApiKey, KeyRing, hash_key, new_key
 
     key = new_key()
-    entry = ApiKey(name=name, tenant=tenant, role=role, sha256=hash_key(key))  # type: ignore[arg-type]
+    entry = ApiKey(name=name, tenant=tenant, role=role, sha256=hash_key(key))
     KeyRing([entry])  # the same checks as at startup ('*' only for admin keys)
     click.echo(f"key (shown once): {key}", err=True)
     click.echo("[[api_keys]]")

@@ -71,6 +71,8 @@ def _error_message(answer: httpx.Response) -> str:
         error = body.get("error") if isinstance(body, dict) else None
         if isinstance(error, dict):
             return str(error.get("message") or error)
+        if isinstance(error, str):  # the Host guard's answer: {"error", "code", "field"}
+            return error[:300]
         return str(body)[:300]
     except ValueError:
         return answer.text[:300]

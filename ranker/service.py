@@ -25,8 +25,13 @@ Bearer``), 404/405, 413 (``request_too_large``: checked on ``Content-Length`` an
 streamed, before parsing), 422 (``invalid_request``: the schema's limits; the message names the
 field), 503 (``reranker_failed``, ``shutting_down``), 500 (``internal_error``).
 
-**Auth.** With a token configured (``ranker_token`` / ``--token``), ``/v1/rank`` and ``/metrics``
-need ``Authorization: Bearer <token>`` (compared in constant time).
+**Auth.** With API keys configured (``[[api_keys]]``, :class:`toolsift.access.KeyRing`: the same
+keys the workbench and the search API take, any role) or a token (``ranker_token`` / ``--token``,
+kept for existing deployments), ``/v1/rank`` and ``/metrics`` need one of them as
+``Authorization: Bearer <key>`` (or ``X-API-Key``), compared in constant time; 401 ``unauthorized``
+otherwise. ``/health`` never does. Requests whose ``Host`` header is not an allowed host get 403
+``forbidden`` (:class:`toolsift.webguard.HostGuard`, before any route). ``toolsift serve ranker``
+refuses to listen beyond loopback with neither keys nor a token unless ``--insecure-no-auth``.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -49,9 +54,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from toolsift.errors import BadQueryError, ConfigError, ToolsiftError, error_kind
+from toolsift.access import KeyRing, bearer_token, is_loopback
+from toolsift.errors import AuthError, BadQueryError, ConfigError, ToolsiftError, error_kind
 from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest, RankResponse
+from toolsift.webguard import HostGuard, allowed_hosts_for
 
 if TYPE_CHECKING:
     from toolsift.config import Settings
@@ -71,6 +78,8 @@ logger = logging.getLogger(__name__)
 
 #: Most pairs one shared reranker call takes (a single larger request still goes alone).
 DEFAULT_MAX_BATCH_PAIRS = 256
+#: The ``Host`` names a service built without ``allowed_hosts`` answers to (loopback's).
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 Pair = tuple[str, str]
 
 
@@ -366,17 +375,23 @@ def create_app(
     max_request_bytes: int,
     batch_wait_ms: float,
     max_batch_pairs: int = DEFAULT_MAX_BATCH_PAIRS,
+    keys: KeyRing | None = None,
+    allowed_hosts: Iterable[str] | None = None,
 ) -> FastAPI:
     """The ranker service over ``pipeline`` (see the module docstring).
 
     Args:
         pipeline: the ranker, already loaded (the model loads before the port opens).
-        token: the bearer token ``/v1/rank`` and ``/metrics`` require; None: no auth.
+        token: a bearer token ``/v1/rank`` and ``/metrics`` accept; None: none.
         max_request_bytes: the largest body accepted (413 above).
         batch_wait_ms: how long a reranker batch waits for more requests after the first.
         max_batch_pairs: most pairs per shared reranker call.
+        keys: API keys ``/v1/rank`` and ``/metrics`` accept (any role). With neither keys nor a token,
+            no auth.
+        allowed_hosts: the ``Host`` header values answered (default: :data:`LOOPBACK_HOSTS`; ``*``: any).
     """
     expected = token.encode("utf-8") if token else None
+    keyring = keys if keys is not None else KeyRing(())
     reranker = pipeline.reranker
     batcher = MicroBatcher(reranker.score_pairs if reranker is not None else _no_reranker,
                            max_pairs=max_batch_pairs, wait_s=batch_wait_ms / 1000,
@@ -393,17 +408,29 @@ def create_app(
             await batcher.stop()
 
     app = FastAPI(title="toolsift ranker", lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)
+    app.add_middleware(HostGuard, allowed=list(LOOPBACK_HOSTS if allowed_hosts is None else allowed_hosts))
     app.state.pipeline = pipeline
     app.state.batcher = batcher
     app.state.metrics = metrics
 
+    needed = ("a valid bearer token is required (Authorization: Bearer <token>)" if not keyring.enabled else
+              f"a valid API key{' or the ranker token' if expected else ''} is required as a bearer token "
+              "(Authorization: Bearer <key>)")
+
     def authorize(request: Request) -> None:
-        if expected is None:
+        if expected is None and not keyring.enabled:
             return
-        scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not secrets.compare_digest(credentials.strip().encode("utf-8"), expected):
-            raise _ApiError(401, "unauthorized", "a valid bearer token is required (Authorization: Bearer <token>)",
-                            {"WWW-Authenticate": "Bearer"})
+        credentials = bearer_token(request.headers)
+        if credentials is not None:
+            if expected is not None and secrets.compare_digest(credentials.encode("utf-8"), expected):
+                return
+            if keyring.enabled:
+                try:
+                    keyring.authenticate(credentials)  # any role may rank
+                    return
+                except AuthError:
+                    pass
+        raise _ApiError(401, "unauthorized", needed, {"WWW-Authenticate": "Bearer"})
 
     async def read_body(request: Request) -> bytes:
         declared = request.headers.get("content-length")
@@ -545,16 +572,24 @@ def serve(
     port: int = 8300,
     max_batch_pairs: int = DEFAULT_MAX_BATCH_PAIRS,
     on_ready: Callable[[RankingPipeline], None] | None = None,
+    keys: KeyRing | None = None,
 ) -> None:
-    """Load the pipeline (before the port opens), then serve it with uvicorn until interrupted."""
+    """Load the pipeline (before the port opens), then serve it with uvicorn until interrupted.
+
+    ``keys`` default to ``settings.api_keys``; the allowed hosts are ``settings.allowed_hosts`` plus
+    ``host`` (:func:`~toolsift.webguard.allowed_hosts_for`). The caller checks the bind address
+    (:func:`~toolsift.access.check_bind`; ``toolsift serve ranker`` does).
+    """
     import uvicorn
 
+    keys = KeyRing(settings.api_keys) if keys is None else keys
     pipeline = build_pipeline(settings)
     token = settings.ranker_token.get_secret_value() if settings.ranker_token else None
-    if token is None and host not in ("127.0.0.1", "localhost", "::1"):
-        logger.warning("serving on %s without a token: anyone who reaches the port can rank", host)
+    if token is None and not keys.enabled and not is_loopback(host):
+        logger.warning("serving on %s with no API keys or token: anyone who reaches the port can rank", host)
     app = create_app(pipeline, token=token, max_request_bytes=settings.ranker_max_request_bytes,
-                     batch_wait_ms=settings.ranker_batch_wait_ms, max_batch_pairs=max_batch_pairs)
+                     batch_wait_ms=settings.ranker_batch_wait_ms, max_batch_pairs=max_batch_pairs, keys=keys,
+                     allowed_hosts=allowed_hosts_for(settings.allowed_hosts, host))
     if on_ready is not None:
         on_ready(pipeline)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=5)

@@ -111,6 +111,14 @@ class Principal:
         if not self.is_admin:
             raise ForbiddenError(f"{what} needs an admin key; key {self.name!r} has role {self.role!r}")
 
+    def require_every_tenant(self, what: str) -> None:
+        """Raise :class:`ForbiddenError` unless this is an admin whose key spans every tenant (``*``):
+        for writes that change what every tenant of an index gets (pushed weights)."""
+        self.require_admin(what)
+        if self.tenant is not None:
+            raise ForbiddenError(f"{what} changes the ranking of every tenant of the index: it needs an admin key "
+                                 f"for every tenant ('*'); key {self.name!r} is tenant {self.tenant!r}'s")
+
 
 #: The caller when no keys are configured: sees every tenant, may write (loopback services only).
 LOCAL = Principal(name="local", tenant=None, role="admin")

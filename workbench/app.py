@@ -15,23 +15,39 @@ Routes (JSON unless noted):
   ``POST /api/weights/clear``
 - ``GET /api/metrics/evalruns?query_set=``; ``GET /api/metrics/latency?interval=&since=&source=``
 
-Errors are ``{"error": message}`` with 400 (bad input: the message names the field or record), 404,
-or 503 (OpenSearch unreachable).
+**Who may call.** With API keys configured (``[[api_keys]]``, :mod:`toolsift.access`), every
+``/api`` route needs one (``Authorization: Bearer <key>`` or ``X-API-Key``; 401 ``unauthorized``
+without a valid one) and every write — judgments, query sets, weights saved, pushed or cleared —
+needs an ``admin`` key (403 ``forbidden`` for a ``search`` key); pushing or clearing weights, which
+changes the ranking of every tenant of the index, needs an admin key for every tenant (``*``). Searches, sets and comparisons run
+in the key's tenant. The page, ``/static``, ``/health`` and the API's schema (``/api/docs``) stay
+open. Without keys every caller may do everything (``toolsift serve ui`` then listens on loopback
+only, unless forced). Requests whose ``Host`` header is not an allowed host get 403 (DNS rebinding).
+Paths in requests must resolve inside the workbench's roots (:meth:`Workbench.confine`).
+
+Errors are ``{"error": message, "code": code, "field": field}`` (:func:`toolsift.webguard.error_response`)
+with the status of :data:`toolsift.errors.ERROR_TABLE`: 400 (bad input: the message names the field
+or record), 401, 403, 404, 422 (a body outside the schema), or 503 (OpenSearch unreachable).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from opensearchpy.exceptions import TransportError
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from toolsift.errors import ToolsiftError, error_kind
+from toolsift.access import KeyRing, Principal
+from toolsift.errors import ToolsiftError
+from toolsift.webguard import HostGuard, allowed_hosts_for, caller, error_response
 from toolsift.workbench.session import Workbench
 
 __all__ = ["create_app"]
@@ -106,28 +122,73 @@ def _proposal(body: ProposalBody | None) -> dict[str, Any] | None:
     return None if body is None else body.model_dump()
 
 
-def create_app(workbench: Workbench) -> FastAPI:
-    """The web app over one :class:`Workbench`."""
+def _principal(request: Request) -> Principal:
+    """The caller, from its key (:class:`~toolsift.errors.AuthError` → 401 when keys are configured)."""
+    keys: KeyRing = request.app.state.keys
+    return caller(request, keys)
+
+
+def _admin(request: Request, who: Annotated[Principal, Depends(_principal)]) -> Principal:
+    """The caller, when it may write (:class:`~toolsift.errors.ForbiddenError` → 403 otherwise)."""
+    who.require_admin(f"{request.method} {request.url.path}")
+    return who
+
+
+#: Any caller with a valid key (every caller without keys configured).
+Caller = Annotated[Principal, Depends(_principal)]
+#: A caller with an admin key.
+Admin = Annotated[Principal, Depends(_admin)]
+
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+
+
+def create_app(workbench: Workbench, *, keys: KeyRing | None = None,
+               allowed_hosts: Iterable[str] | None = None) -> FastAPI:
+    """The web app over one :class:`Workbench`.
+
+    Args:
+        workbench: the state the routes act on.
+        keys: the API keys callers must send (default: ``workbench.settings.api_keys``; none: open).
+        allowed_hosts: the ``Host`` header values answered (default: ``workbench.settings.allowed_hosts``
+            plus ``127.0.0.1``); others get 403.
+    """
+    keys = KeyRing(workbench.settings.api_keys) if keys is None else keys
+    hosts = (allowed_hosts_for(workbench.settings.allowed_hosts, "127.0.0.1") if allowed_hosts is None
+             else list(allowed_hosts))
     app = FastAPI(title="toolsift workbench", version="1", docs_url="/api/docs", redoc_url=None)
+    app.state.keys = keys
+    app.state.allowed_hosts = hosts
+    app.add_middleware(HostGuard, allowed=hosts)
     static = resources.files("toolsift.workbench") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
 
-    def error_answer(exc: Exception, message: str) -> JSONResponse:
-        kind = error_kind(exc)  # toolsift.errors.ERROR_TABLE: the same table the CLI's exit codes come from
-        assert kind is not None
-        return JSONResponse({"error": message, "code": kind.code}, status_code=kind.http_status)
-
     @app.exception_handler(ToolsiftError)
     async def toolsift_error(_: Request, exc: ToolsiftError) -> JSONResponse:
-        return error_answer(exc, str(exc))
+        return error_response(exc, str(exc), getattr(exc, "field", None))
 
     @app.exception_handler(OpenSearchConnectionError)
     async def unreachable(_: Request, exc: OpenSearchConnectionError) -> JSONResponse:
-        return error_answer(exc, f"OpenSearch is unreachable at {workbench.settings.effective_url}: {exc}")
+        return error_response(exc, f"OpenSearch is unreachable at {workbench.settings.effective_url}: {exc}")
 
     @app.exception_handler(TransportError)
     async def opensearch_error(_: Request, exc: TransportError) -> JSONResponse:
-        return error_answer(exc, f"OpenSearch answered {exc.status_code}: {exc.error}")
+        return error_response(exc, f"OpenSearch answered {exc.status_code}: {exc.error}")
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first = errors[0] if errors else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
+        problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e.get('msg')}"
+                             for e in errors[:10])
+        return JSONResponse({"error": f"invalid request: {problems}", "code": "invalid_request", "field": where},
+                            status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
+        return JSONResponse({"error": str(exc.detail), "code": code, "field": None}, status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -138,64 +199,67 @@ def create_app(workbench: Workbench) -> FastAPI:
         return {"status": "ok", "index": workbench.alias}
 
     @app.get("/api/config")
-    def config() -> dict[str, Any]:
-        return workbench.describe()
+    def config(who: Caller) -> dict[str, Any]:
+        return {**workbench.describe(who.tenant),
+                "caller": {"name": who.name, "role": who.role, "tenant": who.tenant, "keys": keys.enabled}}
 
     @app.post("/api/search")
-    def search(body: SearchBody) -> dict[str, Any]:
-        return workbench.search(body.query, top_k=body.top_k, proposal=_proposal(body.proposal))
+    def search(body: SearchBody, who: Caller) -> dict[str, Any]:
+        return workbench.search(body.query, top_k=body.top_k, proposal=_proposal(body.proposal), tenant=who.tenant)
 
     @app.post("/api/rerank")
-    def rerank(body: RerankBody) -> dict[str, Any]:
-        return workbench.rerank(body.search_id, _proposal(body.proposal))
+    def rerank(body: RerankBody, who: Caller) -> dict[str, Any]:
+        return workbench.rerank(body.search_id, _proposal(body.proposal), tenant=who.tenant)
 
     @app.post("/api/set")
-    def tool_set(body: SetBody) -> dict[str, Any]:
-        return workbench.recommend_set(body.search_id)
+    def tool_set(body: SetBody, who: Caller) -> dict[str, Any]:
+        return workbench.recommend_set(body.search_id, tenant=who.tenant)
 
     @app.post("/api/judgments")
-    def judge(body: JudgmentBody) -> dict[str, Any]:
+    def judge(body: JudgmentBody, _: Admin) -> dict[str, Any]:
         return workbench.judge(body.query, body.tool_id, body.relevant, tool_name=body.tool_name,
                                agent_id=body.agent_id, query_set=body.query_set)
 
     @app.get("/api/judgments")
-    def judgments(limit: int = 200) -> dict[str, Any]:
-        return {"judgments": workbench.list_judgments(max(1, min(limit, 10_000)))}
+    def judgments(who: Caller, limit: int = 200) -> dict[str, Any]:
+        return {"judgments": workbench.list_judgments(max(1, min(limit, 10_000)), tenant=who.tenant)}
 
     @app.get("/api/querysets")
-    def query_sets() -> dict[str, Any]:
+    def query_sets(_: Caller) -> dict[str, Any]:
         return {"query_sets": workbench.query_sets.list(workbench.alias)}
 
     @app.post("/api/querysets/import")
-    def import_query_set(body: ImportBody) -> dict[str, Any]:
+    def import_query_set(body: ImportBody, _: Admin) -> dict[str, Any]:
         return workbench.import_query_set(body.path, body.name)
 
     @app.post("/api/querysets/from-judgments")
-    def query_set_from_judgments(body: NameBody) -> dict[str, Any]:
+    def query_set_from_judgments(body: NameBody, _: Admin) -> dict[str, Any]:
         return workbench.query_set_from_judgments(body.name)
 
     @app.post("/api/compare")
-    def compare(body: CompareBody) -> dict[str, Any]:
-        return workbench.compare(body.query_set, _proposal(body.proposal))
+    def compare(body: CompareBody, who: Caller) -> dict[str, Any]:
+        return workbench.compare(body.query_set, _proposal(body.proposal), tenant=who.tenant)
 
     @app.post("/api/weights/save")
-    def save_weights(body: SaveBody) -> dict[str, Any]:
-        return workbench.save_weights(body.name, _proposal(body.proposal), body.query_set)
+    def save_weights(body: SaveBody, who: Admin) -> dict[str, Any]:
+        return workbench.save_weights(body.name, _proposal(body.proposal), body.query_set, tenant=who.tenant)
 
     @app.post("/api/weights/push")
-    def push_weights(body: PushBody) -> dict[str, Any]:
+    def push_weights(body: PushBody, who: Admin) -> dict[str, Any]:
+        who.require_every_tenant("POST /api/weights/push")
         return workbench.push(body.path)
 
     @app.post("/api/weights/clear")
-    def clear_weights() -> dict[str, Any]:
+    def clear_weights(who: Admin) -> dict[str, Any]:
+        who.require_every_tenant("POST /api/weights/clear")
         return workbench.clear_pushed()
 
     @app.get("/api/metrics/evalruns")
-    def eval_runs(query_set: str | None = None) -> dict[str, Any]:
+    def eval_runs(_: Caller, query_set: str | None = None) -> dict[str, Any]:
         return workbench.eval_runs(query_set)
 
     @app.get("/api/metrics/latency")
-    def latency(interval: str = "1h", since: str = "now-7d", source: str | None = None) -> dict[str, Any]:
+    def latency(_: Caller, interval: str = "1h", since: str = "now-7d", source: str | None = None) -> dict[str, Any]:
         return workbench.latency(interval, since, source)
 
     return app

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from toolsift.config import Retriever
 from toolsift.evaluation.metrics import evaluate_per_query
 from toolsift.records import FieldSignals
+from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.mftr import FeatureBatch, MFTRRanker
 from toolsift.ranker.pipeline import RankingPipeline
@@ -74,8 +75,10 @@ class Comparison:
                 "seconds": round(self.seconds, 3)}
 
 
-def gather_candidates(searcher: Searcher, query_set: QuerySet, retriever: Retriever) -> SetCandidates:
-    """Every query's candidates from the index (encoding all query texts in one go first)."""
+def gather_candidates(searcher: Searcher, query_set: QuerySet, retriever: Retriever, *,
+                      scope: Scope = UNSCOPED) -> SetCandidates:
+    """Every query's candidates from the index (encoding all query texts in one go first), inside
+    ``scope`` (the caller's tenant)."""
     started = time.perf_counter()
     structured = [(case, searcher.structure(case.text)) for case in query_set.queries]
     if searcher.embedder is not None and retriever != "bm25":
@@ -84,7 +87,7 @@ def gather_candidates(searcher: Searcher, query_set: QuerySet, retriever: Retrie
     for case, sq in structured:
         vectors = searcher.encode(sq, retriever)
         signals = searcher.candidate_signals(sq, vectors, retriever, searcher.settings.candidates,
-                                             documents=searcher.reranks)
+                                             documents=searcher.reranks, scope=scope)
         cases.append((case, sq, tuple(signals.values())))
     return SetCandidates(query_set, retriever, tuple(cases), time.perf_counter() - started)
 

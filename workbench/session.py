@@ -5,6 +5,12 @@ Searches go through the search backend (:class:`~toolsift.search.SearchBackend`,
 candidates) with ``source="ui"``, so they are logged
 like any other search when the ``query_log`` setting is on; the candidates they return are kept (the
 last :data:`KEEP_SEARCHES` searches) so sliders re-rank them without a round trip.
+
+Every read runs in the caller's tenant (``tenant``: the caller's key's, never the request's; None:
+every tenant): searches, sets and comparisons see only that tenant's and public tools, and a kept
+search answers only the tenant that made it. Paths in requests (benchmark folders, weights
+artifacts) must resolve, symlinks followed, inside :attr:`Workbench.roots`: the data dir and the
+folders it was given.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import datetime as dt
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,11 +29,12 @@ from opensearchpy import OpenSearch, helpers
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
 from toolsift.evaluation.evalruns import EvalRunLog
-from toolsift.errors import BadQueryError
+from toolsift.errors import BadQueryError, ConfigError
 from toolsift.mappings import F
 from toolsift.records import FieldSignals
+from toolsift.query.scope import Scope, tenant_clause
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.artifact import WeightsArtifact, load_artifact, name_problem
+from toolsift.ranker.artifact import WeightsArtifact, load_artifact, name_problem, resolve_versioned
 from toolsift.ranker.deploy import PushReport, clear_weights, push_weights
 from toolsift.ranker.mftr import MFTRWeights
 from toolsift.ranker.pipeline import RankingPipeline
@@ -46,12 +54,37 @@ from toolsift.workbench.tuning import (
     slider_ranges,
 )
 
-__all__ = ["Workbench", "KEEP_SEARCHES"]
+__all__ = ["Workbench", "KEEP_SEARCHES", "OutsideRootsError", "confine"]
 
 #: How many recent searches keep their candidates for re-ranking.
 KEEP_SEARCHES = 64
 #: How many of the latest eval-run rows the metrics page plots.
 EVAL_RUN_ROWS = 2000
+
+
+class OutsideRootsError(BadQueryError):
+    """A path in a request resolves outside the folders the workbench may read (the same message
+    whether or not it exists, so nothing outside them is revealed)."""
+
+    field = "path"
+
+
+def confine(path: str | Path, roots: Sequence[Path]) -> Path:
+    """``path`` resolved (``~`` expanded, symlinks followed) when it lies inside one of ``roots``
+    (resolved folders).
+
+    Raises:
+        OutsideRootsError: it does not, or it cannot be resolved; the message names the roots only, the
+            same whether or not the path exists.
+    """
+    try:
+        resolved: Path | None = Path(path).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL byte, an unknown ~user
+        resolved = None
+    if resolved is None or not any(resolved.is_relative_to(root) for root in roots):
+        raise OutsideRootsError("path is outside the folders this workbench may read: "
+                                + ", ".join(str(r) for r in roots))
+    return resolved
 
 
 @dataclass(frozen=True)
@@ -62,6 +95,7 @@ class _Kept:
     candidates: tuple[FieldSignals, ...]
     result: SearchResult
     top_k: int
+    tenant: str | None = None
 
 
 class Workbench:
@@ -72,17 +106,22 @@ class Workbench:
         settings: index, retriever, weights, reranker, the workbench's index names.
         embedder: the query encoder (the index's model).
         rewrite: rewrite requests like ``toolsift search`` (cached rewrite, else the LLM, else as is).
+        roots: folders besides ``settings.data_dir`` that paths in requests (a benchmark folder to
+            import, a weights artifact to push) may name (``toolsift serve ui --root``).
     """
 
     def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder | None, *,
-                 rewrite: bool = True) -> None:
+                 rewrite: bool = True, roots: Sequence[str | Path] = ()) -> None:
         self.client = client
         self.settings = settings
         self.embedder = embedder
         self.rewrite = rewrite
+        #: The folders paths in requests must resolve inside (symlinks followed).
+        self.roots: tuple[Path, ...] = tuple(dict.fromkeys(
+            Path(p).expanduser().resolve() for p in (settings.data_dir, *roots)))
         self._lock = threading.RLock()
         self._searches: OrderedDict[str, _Kept] = OrderedDict()
-        self._set_candidates: dict[str, SetCandidates] = {}
+        self._set_candidates: dict[tuple[str, str | None], SetCandidates] = {}
         self.judgments = JudgmentStore.open(client, settings.judgments_index)
         self.query_sets = QuerySetStore.open(client, settings.query_sets_index)
         #: Every search goes through the one backend (logged as ``ui``).
@@ -110,11 +149,19 @@ class Workbench:
     def alias(self) -> str:
         return self.settings.index
 
-    def describe(self) -> dict[str, Any]:
-        """What the page needs to draw itself: index, ranking, the current weights and slider ranges."""
+    def confine(self, path: str) -> Path:
+        """``path`` resolved (symlinks followed) when it lies inside :attr:`roots` (:func:`confine`)."""
+        return confine(path, self.roots)
+
+    def describe(self, tenant: str | None = None) -> dict[str, Any]:
+        """What the page needs to draw itself: index, ranking, the current weights and slider ranges
+        (the tool count is the tenant's)."""
         searcher = self.searcher
         weights = self.current.weights
-        counts = self.client.count(index=self.alias, body={"query": {"term": {F.entity: "tool"}}})["count"]
+        counted: list[dict[str, Any]] = [{"term": {F.entity: "tool"}}]
+        if tenant is not None:
+            counted.append(tenant_clause(tenant))
+        counts = self.client.count(index=self.alias, body={"query": {"bool": {"filter": counted}}})["count"]
         return {
             "index": self.alias,
             "concrete_index": searcher.index.index,
@@ -145,19 +192,21 @@ class Workbench:
         return Proposal(weights, None if lam is None else float(lam))
 
     # --- searching --------------------------------------------------------------------------------
-    def search(self, query: str, *, top_k: int = 10, proposal: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Search (logged as ``ui``), keep the candidates, and rank them with the proposal too."""
+    def search(self, query: str, *, top_k: int = 10, proposal: dict[str, Any] | None = None,
+               tenant: str | None = None) -> dict[str, Any]:
+        """Search (logged as ``ui``) in ``tenant``, keep the candidates, and rank them with the proposal too."""
         text = " ".join((query or "").split())
         if not text:
             raise BadQueryError("type a request to search for")
         if not 1 <= top_k <= 100:
             raise BadQueryError(f"top_k must be within 1..100, got {top_k}")
         with self._lock:
-            answer = self.backend.search(SearchRequest(query=text, rewrite=self.rewrite, top_k=top_k, candidates=True))
+            answer = self.backend.search(SearchRequest(query=text, rewrite=self.rewrite, top_k=top_k, candidates=True,
+                                                       tenant=tenant))
             result, candidates, source = answer.result, answer.candidates, answer.rewrite_source
             assert result is not None
             search_id = uuid.uuid4().hex[:16]
-            kept = _Kept(text, result.query, source, tuple(candidates), result, top_k)
+            kept = _Kept(text, result.query, source, tuple(candidates), result, top_k, tenant)
             self._searches[search_id] = kept
             while len(self._searches) > KEEP_SEARCHES:
                 self._searches.popitem(last=False)
@@ -180,26 +229,27 @@ class Workbench:
             "proposed": [self._tool(t, i, names, judged) for i, t in enumerate(proposed)],
         }
 
-    def rerank(self, search_id: str, proposal: dict[str, Any] | None) -> dict[str, Any]:
+    def rerank(self, search_id: str, proposal: dict[str, Any] | None, tenant: str | None = None) -> dict[str, Any]:
         """The kept search's candidates ranked with the proposal."""
         with self._lock:
-            kept = self._kept(search_id)
+            kept = self._kept(search_id, tenant)
             proposed = self._proposed(kept, self.proposal(proposal))
             names = self.searcher.agent_names(proposed)
             judged = self.judgments.for_query(self.alias, kept.query)
         return {"search_id": search_id, "proposed": [self._tool(t, i, names, judged) for i, t in enumerate(proposed)]}
 
-    def recommend_set(self, search_id: str) -> dict[str, Any]:
-        """PTR's precise set for the kept search's request (history when the index has one)."""
+    def recommend_set(self, search_id: str, tenant: str | None = None) -> dict[str, Any]:
+        """PTR's precise set for the kept search's request (history when the index has one), in ``tenant``."""
         with self._lock:
-            kept = self._kept(search_id)
-            answer = self.backend.search(SearchRequest(query=kept.query, structured=kept.structured, level="set"))
+            kept = self._kept(search_id, tenant)
+            answer = self.backend.search(SearchRequest(query=kept.query, structured=kept.structured, level="set",
+                                                       tenant=tenant))
         assert answer.tool_set is not None
         return {"search_id": search_id, **answer.tool_set.to_dict()}
 
-    def _kept(self, search_id: str) -> _Kept:
+    def _kept(self, search_id: str, tenant: str | None) -> _Kept:
         kept = self._searches.get(search_id)
-        if kept is None:
+        if kept is None or kept.tenant != tenant:  # another tenant's search: as if it were gone
             raise BadQueryError(f"search {search_id!r} is no longer kept (the last {KEEP_SEARCHES} are); search again")
         return kept
 
@@ -224,41 +274,64 @@ class Workbench:
                             weights_version=self.searcher.weights_version)
         return {"id": self.judgments.record(judgment), "judgment": judgment.to_doc()}
 
-    def list_judgments(self, limit: int = 200) -> list[dict[str, Any]]:
-        return [j.to_doc() for j in self.judgments.all(self.alias, size=limit)]
+    def list_judgments(self, limit: int = 200, tenant: str | None = None) -> list[dict[str, Any]]:
+        """The index's judgments (in ``tenant``: those on tools it may see)."""
+        judgments = self.judgments.all(self.alias, size=limit)
+        if tenant is not None:
+            visible = self._visible_ids({j.tool_id for j in judgments}, tenant)
+            judgments = [j for j in judgments if j.tool_id in visible]
+        return [j.to_doc() for j in judgments]
+
+    def _visible_ids(self, ids: set[str], tenant: str) -> set[str]:
+        """Those of ``ids`` that ``tenant`` may see (its own and public documents)."""
+        found: set[str] = set()
+        wanted = sorted(ids)
+        for start in range(0, len(wanted), 1000):
+            chunk = wanted[start:start + 1000]
+            body = {"size": len(chunk), "_source": False,
+                    "query": {"bool": {"filter": [{"ids": {"values": chunk}}, tenant_clause(tenant)]}}}
+            found |= {hit["_id"] for hit in self.client.search(index=self.alias, body=body)["hits"]["hits"]}
+        return found
 
     def import_query_set(self, path: str, name: str | None = None) -> dict[str, Any]:
-        """Import a benchmark folder's queries (those whose relevant tools this index holds)."""
-        folder = Path(path).expanduser()
+        """Import a benchmark folder's queries (those whose relevant tools this index holds); the
+        folder must lie inside :attr:`roots`."""
+        folder = self.confine(path)
         query_set = from_benchmark(folder, self.alias, self._indexed_ids(), name=check_name(name) if name else None)
         self.query_sets.save(query_set)
-        self._set_candidates.pop(query_set.name, None)
+        self._forget_candidates(query_set.name)
         return query_set.summary()
 
     def query_set_from_judgments(self, name: str) -> dict[str, Any]:
         query_set = from_judgments(name, self.alias, self.judgments.all(self.alias))
         self.query_sets.save(query_set)
-        self._set_candidates.pop(query_set.name, None)
+        self._forget_candidates(query_set.name)
         return query_set.summary()
+
+    def _forget_candidates(self, query_set: str) -> None:
+        with self._lock:
+            for key in [k for k in self._set_candidates if k[0] == query_set]:
+                del self._set_candidates[key]
 
     def _indexed_ids(self) -> set[str]:
         query = {"_source": False, "query": {"term": {F.entity: "tool"}}}
         return {hit["_id"] for hit in helpers.scan(self.client, index=self.alias, query=query, size=1000)}
 
-    def compare(self, query_set: str, proposal: dict[str, Any] | None) -> dict[str, Any]:
-        """NDCG@10 / Recall@10 of the current and the proposed weights on ``query_set``."""
+    def compare(self, query_set: str, proposal: dict[str, Any] | None, tenant: str | None = None) -> dict[str, Any]:
+        """NDCG@10 / Recall@10 of the current and the proposed weights on ``query_set``, the candidates
+        retrieved in ``tenant``."""
         with self._lock:
-            candidates = self._set_candidates.get(query_set)
+            candidates = self._set_candidates.get((query_set, tenant))
             if candidates is None:
                 candidates = gather_candidates(self.searcher, self.query_sets.get(self.alias, query_set),
-                                               self.settings.retriever)
-                self._set_candidates[query_set] = candidates
+                                               self.settings.retriever, scope=Scope(tenant=tenant))
+                self._set_candidates[(query_set, tenant)] = candidates
             result: Comparison = compare(candidates, self.current, self.proposal(proposal), reranking=self.reranking)
         return {**result.to_dict(), "candidates_seconds": round(candidates.seconds, 2)}
 
     # --- weights ----------------------------------------------------------------------------------
     def save_weights(self, name: str, proposal: dict[str, Any] | None,
-                     query_set: str | None = None) -> dict[str, Any]:
+                     query_set: str | None = None, tenant: str | None = None) -> dict[str, Any]:
         """Save the proposal as a new version of the weights artifact ``name``."""
         problem = name_problem(name, "weights name")
         if problem:  # the request's own field: a bad request, not a bad setting
@@ -266,7 +339,7 @@ class Workbench:
         chosen = self.proposal(proposal)
         metrics: dict[str, Any] = {}
         if query_set:
-            metrics = {"workbench": self.compare(query_set, proposal)}
+            metrics = {"workbench": self.compare(query_set, proposal, tenant)}
         artifact = WeightsArtifact(
             weights=chosen.weights,
             config={
@@ -282,8 +355,16 @@ class Workbench:
                 "created": artifact.created}
 
     def push(self, path: str) -> dict[str, Any]:
-        """Push a saved artifact to the index (pipelines + active weights) and rank with it from now on."""
-        artifact = load_artifact(path)
+        """Push a saved artifact (inside :attr:`roots`) to the index (pipelines + active weights) and
+        rank with it from now on."""
+        try:  # the file a folder names (its newest version) must lie inside the roots too
+            file = self.confine(str(resolve_versioned(self.confine(path), "weights.json",
+                                                      hint="give a saved weights version or its weights.json")))
+            artifact = load_artifact(file)
+        except OutsideRootsError:
+            raise
+        except ConfigError as exc:  # the request's own field: a bad request, not a bad setting
+            raise BadQueryError(f"path: {exc}") from None
         _check_compatible(artifact.weights, self.current.weights)
         with self._lock:
             report: PushReport = push_weights(self.client, self.alias, artifact)

@@ -150,3 +150,57 @@ def test_the_metrics_page_plots_eval_runs_and_query_log_latency(page: Any, workb
     page.wait_for_selector("#latency-chart canvas")
     assert "logged searches" in page.inner_text("#latency-summary")
     page.screenshot(path=str(SHOTS / "05-metrics.png"), full_page=True)
+
+
+# --- with API keys ---------------------------------------------------------------------------------------
+
+SEARCH_KEY, ADMIN_KEY = "tsk_browser-search-key", "tsk_browser-admin-key"
+
+
+@pytest.fixture(scope="module")
+def keyed_workbench_url(client: Any, workbench_settings: Any, embedder: Any, serve_app_for_session: Any) -> str:
+    """The same workbench with keys configured (a search key of tenant acme, an all-tenant admin key)."""
+    from toolsift.access import ApiKey, KeyRing, hash_key
+    from toolsift.workbench.app import create_app
+    from toolsift.workbench.session import Workbench
+
+    keys = KeyRing([ApiKey(name="acme", tenant="acme", role="search", sha256=hash_key(SEARCH_KEY)),
+                    ApiKey(name="ops", tenant="*", role="admin", sha256=hash_key(ADMIN_KEY))])
+    return str(serve_app_for_session(create_app(Workbench(client, workbench_settings, embedder), keys=keys)).url)
+
+
+def test_with_keys_the_page_asks_for_the_key_once_keeps_it_for_the_tab_and_sends_it(
+    page: Any, keyed_workbench_url: str
+) -> None:
+    prompts: list[str] = []
+    answers = [SEARCH_KEY]
+
+    def on_dialog(dialog: Any) -> None:
+        prompts.append(dialog.message)
+        dialog.accept(answers[0])
+
+    page.on("dialog", on_dialog)
+    try:
+        page.goto(keyed_workbench_url + "/")
+        page.wait_for_selector("#sliders input[type=range]")  # every /api call of the page load succeeded
+        assert len(prompts) == 1 and "API key" in prompts[0]
+        assert page.evaluate("() => sessionStorage.getItem('toolsift-workbench-key')") == SEARCH_KEY
+        page.fill("#query", QUERY)
+        page.click("#search-button")
+        page.wait_for_selector("#current .result")
+        # a write with a search key: refused (403) and said so, without asking for a key again
+        refused = page.evaluate("() => api('/api/weights/clear', {}).then(() => 'done', (e) => e.message)")
+        assert "needs an admin key" in refused and "needs an admin key" in page.inner_text("#error")
+        assert len(prompts) == 1
+        page.screenshot(path=str(SHOTS / "06-keys-search-key-write-refused.png"), full_page=True)
+
+        # a stale or wrong key: the next 401 asks again, and the new key replaces it
+        page.evaluate("() => sessionStorage.setItem('toolsift-workbench-key', 'tsk_revoked')")
+        answers[0] = ADMIN_KEY
+        page.reload()
+        page.wait_for_selector("#sliders input[type=range]")
+        assert len(prompts) == 2
+        assert page.evaluate("() => sessionStorage.getItem('toolsift-workbench-key')") == ADMIN_KEY
+        assert page.evaluate("() => api('/api/config').then((c) => c.caller.role)") == "admin"
+    finally:
+        page.remove_listener("dialog", on_dialog)

@@ -25,9 +25,39 @@ const fmt = (v, digits = 3) => (v === null || v === undefined ? "–" : Number(v
 const clone = (x) => JSON.parse(JSON.stringify(x));
 const FIELD_LABEL = { first_stage_rank: "first-stage rank", w_req: "missing req.", w_opt: "missing opt.", tau: "τ" };
 
+// --- API keys: when the workbench has keys configured, a call answering 401 asks for the key once;
+// it is kept in sessionStorage (this tab only) and sent as `Authorization: Bearer` on every /api call.
+const KEY_STORE = "toolsift-workbench-key";
+let keyDeclined = false; // the user cancelled the prompt: do not ask again until the page reloads
+function storedKey() { try { return sessionStorage.getItem(KEY_STORE) || null; } catch (e) { return null; } }
+function storeKey(key) {
+  try { if (key) sessionStorage.setItem(KEY_STORE, key); else sessionStorage.removeItem(KEY_STORE); } catch (e) { /* storage off */ }
+}
+function send(path, body, key) {
+  const headers = {};
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (key) headers["Authorization"] = `Bearer ${key}`;
+  const init = body === undefined ? { headers } : { method: "POST", headers, body: JSON.stringify(body) };
+  return fetch(path, init);
+}
+
 async function api(path, body) {
-  const init = body === undefined ? {} : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
-  const answer = await fetch(path, init);
+  const sent = storedKey();
+  let answer = await send(path, body, sent);
+  if (answer.status === 401) {
+    let key = storedKey();
+    if (key === sent && !keyDeclined) { // nobody entered a key meanwhile: ask once
+      const why = await answer.clone().json().then((d) => d.error).catch(() => null);
+      const typed = window.prompt(`${why || "This workbench needs an API key."}\nAPI key:`);
+      key = typed ? typed.trim() : null;
+      if (!key) keyDeclined = true;
+      storeKey(key);
+    }
+    if (key && key !== sent) {
+      answer = await send(path, body, key);
+      if (answer.status === 401 && storedKey() === key) storeKey(null); // a wrong key: ask again next time
+    }
+  }
   const data = await answer.json().catch(() => ({ error: `HTTP ${answer.status}` }));
   if (!answer.ok) {
     const message = data.error || (data.detail ? JSON.stringify(data.detail) : `HTTP ${answer.status}`);

@@ -19,6 +19,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from toolsift.access import ApiKey, KeyRing, hash_key
 from toolsift.config import DEFAULT_FIELD_WEIGHTS, FIELDS
 from toolsift.records import FieldSignals
 from toolsift.query.structured import StructuredQuery
@@ -76,7 +77,9 @@ def pipeline(seeded_cross_encoder: Path) -> RankingPipeline:
 
 
 def _app(pipeline: RankingPipeline, **kwargs: Any) -> FastAPI:
-    options: dict[str, Any] = {"token": None, "max_request_bytes": 1_000_000, "batch_wait_ms": 5.0}
+    # TestClient sends `Host: testserver`
+    options: dict[str, Any] = {"token": None, "max_request_bytes": 1_000_000, "batch_wait_ms": 5.0,
+                               "allowed_hosts": ["testserver"]}
     return create_app(pipeline, **{**options, **kwargs})
 
 
@@ -148,7 +151,7 @@ def test_without_rerank_the_base_ranking_is_served(client: TestClient, pipeline:
 def test_concurrent_requests_share_reranker_batches_and_each_gets_its_own_answer(
     pipeline: RankingPipeline,
 ) -> None:
-    app = _app(pipeline, batch_wait_ms=150.0)
+    app = _app(pipeline, batch_wait_ms=150.0, allowed_hosts=["ranker"])
     requests = [_request(q) for q in QUERIES]
 
     async def all_at_once() -> list[httpx.Response]:
@@ -173,7 +176,7 @@ def test_concurrent_requests_share_reranker_batches_and_each_gets_its_own_answer
 
 
 def test_a_batch_never_exceeds_max_batch_pairs(pipeline: RankingPipeline) -> None:
-    app = _app(pipeline, batch_wait_ms=150.0, max_batch_pairs=8)  # each request brings 8 pairs
+    app = _app(pipeline, batch_wait_ms=150.0, max_batch_pairs=8, allowed_hosts=["ranker"])  # 8 pairs a request
     requests = [_request(q) for q in QUERIES[:3]]
 
     async def all_at_once() -> list[httpx.Response]:
@@ -214,6 +217,49 @@ def test_the_right_token_is_let_in_and_health_needs_none(guarded: TestClient) ->
     assert _post(guarded, _request(QUERIES[0]), **bearer).status_code == 200
     assert guarded.get("/metrics", headers=bearer).status_code == 200
     assert guarded.get("/health").status_code == 200
+
+
+SEARCH_KEY, ADMIN_KEY = "tsk_search-key-for-the-ranker", "tsk_admin-key-for-the-ranker"
+KEYS = KeyRing([ApiKey(name="acme-search", tenant="acme", role="search", sha256=hash_key(SEARCH_KEY)),
+                ApiKey(name="ops", tenant="*", role="admin", sha256=hash_key(ADMIN_KEY))])
+
+
+@pytest.mark.parametrize("token", [None, TOKEN], ids=["keys-only", "keys-and-token"])
+def test_with_api_keys_configured_rank_and_metrics_take_any_configured_key(pipeline: RankingPipeline,
+                                                                           token: str | None) -> None:
+    with TestClient(_app(pipeline, keys=KEYS, token=token)) as keyed:
+        for headers in ({}, {"Authorization": "Bearer tsk_not-a-configured-key"}):
+            for answer in (_post(keyed, _request(QUERIES[0]), **headers), keyed.get("/metrics", headers=headers)):
+                assert answer.status_code == 401
+                assert answer.json()["error"]["code"] == "unauthorized"
+        for headers in ({"Authorization": f"Bearer {SEARCH_KEY}"}, {"Authorization": f"Bearer {ADMIN_KEY}"},
+                        {"X-API-Key": SEARCH_KEY}):
+            assert _post(keyed, _request(QUERIES[0]), **headers).status_code == 200
+            assert keyed.get("/metrics", headers=headers).status_code == 200
+        # the ranker token still works beside the keys (existing deployments)
+        assert _post(keyed, _request(QUERIES[0]), Authorization=f"Bearer {TOKEN}").status_code == (
+            200 if token else 401)
+        assert keyed.get("/health").status_code == 200
+
+
+def test_a_request_for_a_foreign_host_is_refused_before_any_route(pipeline: RankingPipeline) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    with TestClient(_app(pipeline, token=TOKEN, allowed_hosts=["127.0.0.1", "localhost"])) as guarded_host:
+        for answer in (_post(guarded_host, _request(QUERIES[0]), **bearer), guarded_host.get("/health"),
+                       guarded_host.get("/metrics", headers=bearer)):
+            assert answer.status_code == 403
+            assert answer.json()["code"] == "forbidden" and "testserver" in answer.json()["error"]
+        rebound = _post(guarded_host, _request(QUERIES[0]), **bearer, Host="localhost:8300")
+        assert rebound.status_code == 200
+        assert 'toolsift_ranker_requests_total{status="200"} 1.0' in guarded_host.get(
+            "/metrics", headers={**bearer, "Host": "127.0.0.1:8300"}).text  # the refused ones never reached /v1/rank
+
+
+def test_a_service_built_without_allowed_hosts_answers_loopback_names_only(pipeline: RankingPipeline) -> None:
+    with TestClient(create_app(pipeline, token=None, max_request_bytes=1_000_000, batch_wait_ms=5.0)) as default:
+        assert default.get("/health").status_code == 403
+        assert default.get("/health", headers={"Host": "127.0.0.1:8300"}).status_code == 200
+        assert default.get("/health", headers={"Host": "[::1]:8300"}).status_code == 200
 
 
 # --- limits and the error model ------------------------------------------------------------------------
