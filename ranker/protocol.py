@@ -66,7 +66,17 @@ class Candidate(BaseModel):
 
     @classmethod
     def from_signals(cls, s: FieldSignals) -> Candidate:
-        return cls.model_validate(asdict(s))  # the same field names, on purpose
+        """The wire form of signals the search path computed itself: built without validation (a
+        ranker service validates what it receives), as ~100 candidates a request made deep copies
+        and validation a fifth of an in-process search's time."""
+        return cls.model_construct(
+            doc_id=s.doc_id, name=s.name, entity=s.entity, agent_id=s.agent_id,
+            first_stage_score=s.first_stage_score, first_stage_rank=s.first_stage_rank,
+            fields={k: dict(v) for k, v in s.fields.items()},
+            parameters={k: [ParameterMatchModel.model_construct(name=m.name, required=m.required, score=m.score)
+                            for m in v] for k, v in s.parameters.items()},
+            parameter_names=list(s.parameter_names), arguments=s.arguments, document=s.document,
+        )
 
     def signals(self) -> FieldSignals:
         return FieldSignals(

@@ -126,26 +126,64 @@ class Embedder:
         self._lock = threading.Lock()
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._pending_lock = threading.Lock()
+        self._pending: list[_Ticket] = []
 
-    def encode_query(self, texts: Sequence[str]) -> np.ndarray:
+    def encode_query(self, texts: Sequence[str], *, cache: bool = True) -> np.ndarray:
         """Embeddings of search-side texts, shape ``(len(texts), dimension)``, unit length.
 
         The last :data:`QUERY_CACHE_SIZE` distinct query texts are kept: one request is encoded by
         several stages (first stage, set coverage), and batch callers can :meth:`prime` the cache.
+        Texts not in the cache are encoded together with those of concurrent callers (one forward
+        pass for every request waiting on the model, :meth:`_encode_together`).
+        ``cache=False`` encodes every text on its own and leaves the cache alone (a benchmark's floor).
         """
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        if not cache:
+            return np.asarray(self._encode(list(texts), "query"))
         with self._cache_lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._query_cache]
-            if missing:
-                for text, vector in zip(missing, self._encode(missing, "query")):
-                    self._query_cache[text] = vector
-            for t in texts:
-                self._query_cache.move_to_end(t)
-            out = np.stack([self._query_cache[t] for t in texts])
+            known = {t: self._query_cache[t] for t in dict.fromkeys(texts) if t in self._query_cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            fresh = self._encode_together(missing)
+            known.update(fresh)
+        with self._cache_lock:
+            for text, vector in known.items():
+                self._query_cache[text] = vector
+                self._query_cache.move_to_end(text)
             while len(self._query_cache) > QUERY_CACHE_SIZE:
                 self._query_cache.popitem(last=False)
-            return out
+        return np.stack([known[t] for t in texts])
+
+    def _encode_together(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """Encode ``texts`` in one forward pass with every other caller's waiting texts.
+
+        A caller queues its texts, then takes the model; whoever holds the model encodes everything
+        queued so far, so concurrent requests share passes instead of queueing one by one (no waiting
+        is added: a lone caller encodes at once).
+        """
+        ticket = _Ticket(tuple(texts))
+        with self._pending_lock:
+            self._pending.append(ticket)
+        with self._lock:
+            if not ticket.done:
+                with self._pending_lock:
+                    batch, self._pending = self._pending, []
+                union = list(dict.fromkeys(t for queued in batch for t in queued.texts))
+                try:
+                    vectors = self._forward(union, "query")
+                except BaseException as exc:
+                    for queued in batch:
+                        queued.error, queued.done = exc, True
+                    raise
+                by_text = dict(zip(union, vectors))
+                for queued in batch:
+                    queued.result = {t: by_text[t] for t in queued.texts}
+                    queued.done = True
+        if ticket.error is not None:
+            raise ticket.error
+        return ticket.result
 
     def prime(self, texts: Sequence[str]) -> None:
         """Encode many query texts in large batches now, so later single-text calls hit the cache."""
@@ -169,17 +207,29 @@ class Embedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         # Tool catalogs repeat texts (parameter names, boilerplate); encode each distinct text once.
         unique = list(dict.fromkeys(texts))
-        encode = self._model.encode_query if side == "query" else self._model.encode_document
         with self._lock:
-            vectors = encode(
-                unique,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            vectors = self._forward(unique, side)
         lookup = {text: i for i, text in enumerate(unique)}
-        return np.asarray(vectors, dtype=np.float32)[[lookup[t] for t in texts]]
+        return vectors[[lookup[t] for t in texts]]
+
+    def _forward(self, texts: Sequence[str], side: str) -> np.ndarray:
+        """The model's embeddings of ``texts`` (call with the model lock held)."""
+        encode = self._model.encode_query if side == "query" else self._model.encode_document
+        vectors = encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                         show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+class _Ticket:
+    """Texts waiting for the model, and their embeddings once a caller encoded them."""
+
+    __slots__ = ("texts", "done", "result", "error")
+
+    def __init__(self, texts: tuple[str, ...]) -> None:
+        self.texts = texts
+        self.done = False
+        self.result: dict[str, np.ndarray] = {}
+        self.error: BaseException | None = None
 
 
 @lru_cache(maxsize=4)

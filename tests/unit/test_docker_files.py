@@ -23,8 +23,8 @@ from toolsift.config import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
-SERVICES = {"opensearch", "opensearch-dashboards", "dashboards-import", "ranker", "workbench"}
-TOOLSIFT_SERVICES = {"dashboards-import", "ranker", "workbench"}
+SERVICES = {"opensearch", "opensearch-dashboards", "dashboards-import", "ranker", "workbench", "api", "mcp"}
+TOOLSIFT_SERVICES = {"dashboards-import", "ranker", "workbench", "api", "mcp"}
 #: Variables read by a CLI option (click ``envvar``) rather than by Settings.
 CLI_ENVVARS = {"TOOLSIFT_DASHBOARDS_URL", "TOOLSIFT_DASHBOARDS_USER", "TOOLSIFT_DASHBOARDS_PASSWORD", "TOOLSIFT_CONFIG"}
 
@@ -60,20 +60,29 @@ def test_every_published_port_is_bound_to_loopback(compose: dict[str, Any], gpu:
     published = [(name, port) for data in (compose, gpu) for name, service in data["services"].items()
                  for port in service.get("ports", [])]
 
-    assert {name for name, _ in published} == {"opensearch", "opensearch-dashboards", "ranker", "workbench"}
+    assert {name for name, _ in published} == {"opensearch", "opensearch-dashboards", "ranker", "workbench", "api",
+                                               "mcp"}
     for name, port in published:
         assert isinstance(port, str) and port.startswith("127.0.0.1:"), (name, port)
 
 
 def test_the_services_listen_where_they_are_published_and_checked(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    for name, port in (("ranker", 8300), ("workbench", 8400)):
+    for name, port in (("ranker", 8300), ("workbench", 8400), ("api", 8500)):
         service = services[name]
         command = service["command"]
         assert command[command.index("--host") + 1] == "0.0.0.0"  # reachable from the other containers
         assert command[command.index("--port") + 1] == str(port)
         assert service["ports"] == [f"127.0.0.1:${{{name.upper()}_PORT:-{port}}}:{port}"]
         assert f"http://127.0.0.1:{port}/health" in " ".join(service["healthcheck"]["test"])
+
+
+def test_services_listening_beyond_loopback_inside_say_so_and_are_published_on_loopback_only(
+        compose: dict[str, Any]) -> None:
+    for name in ("ranker", "workbench", "api", "mcp"):
+        command = compose["services"][name]["command"]
+        assert "--insecure-no-auth" in command, name  # refused otherwise: 0.0.0.0 with no keys configured
+    assert "ranker" in compose["services"]["ranker"]["environment"]["TOOLSIFT_ALLOWED_HOSTS"]  # called by name
 
 
 def test_the_workbench_uses_the_cluster_the_ranker_and_the_query_log(compose: dict[str, Any]) -> None:

@@ -35,3 +35,41 @@ def test_loading_a_cross_encoder_writes_nothing_to_stderr(capfd: pytest.CaptureF
     _, err = capfd.readouterr()
     assert reranker.name.startswith("cross-encoder:")
     assert err == ""
+
+
+def test_concurrent_query_encodes_share_forward_passes_and_give_the_vectors_of_lone_encodes() -> None:
+    import threading
+
+    import numpy as np
+
+    from toolsift.embedding import Embedder
+
+    embedder = Embedder(device="cpu")
+    texts = [f"find a tool that converts {thing} files" for thing in
+             ("pdf", "csv", "excel", "word", "image", "audio", "video", "markdown", "json", "xml", "zip", "html")]
+    alone = {t: embedder.encode_query([t], cache=False)[0] for t in texts}
+    passes = 0
+    forward = embedder._forward
+
+    def counting(batch: list[str], side: str) -> np.ndarray:
+        nonlocal passes
+        passes += 1
+        return forward(batch, side)
+
+    embedder._forward = counting  # type: ignore[method-assign]
+    start = threading.Barrier(len(texts))
+    got: dict[str, np.ndarray] = {}
+
+    def ask(text: str) -> None:
+        start.wait()
+        got[text] = embedder.encode_query([text])[0]
+
+    threads = [threading.Thread(target=ask, args=(t,)) for t in texts]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert set(got) == set(texts)
+    assert all(np.allclose(got[t], alone[t], atol=1e-5) for t in texts)  # padding in a batch changes nothing
+    assert passes < len(texts)  # the waiting requests rode along in shared passes

@@ -157,3 +157,19 @@ def test_a_malformed_structured_query_raises(serve_app: Callable[[Any], Any]) ->
 
     with pytest.raises(BadQueryError, match=r"\(400\).*tool_needs"):
         RemoteRanker(served.url, timeout=5.0).rank(invalid)
+
+
+def test_candidates_built_from_signals_are_what_validating_the_same_signals_gives() -> None:
+    from dataclasses import asdict
+
+    from toolsift.ranker.protocol import Candidate
+    from toolsift.records import ParameterMatch
+
+    signals = FieldSignals(doc_id="t", name="weather", entity="tool", agent_id="agent:w", first_stage_score=1.5,
+                           first_stage_rank=2, fields={"bm25": {"description": 3.0}},
+                           parameters={"bm25": (ParameterMatch("city", True, 0.7),)},
+                           parameter_names=(("city", True), ("unit", False)), arguments=1, document="doc")
+    built = Candidate.from_signals(signals)
+
+    assert built.model_dump() == Candidate.model_validate(asdict(signals)).model_dump()
+    assert built.signals() == signals

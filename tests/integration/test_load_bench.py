@@ -1,0 +1,24 @@
+"""`toolsift bench load`'s runner end to end, briefly: the real API process and the floor process, driven by
+Locust on loopback (timings are figures, never asserted)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.conftest import TenantCatalog
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_load_bench_measures_the_api_and_the_floor_in_one_run(tenant_catalog: TenantCatalog) -> None:
+    from toolsift.evaluation.load import run_load
+
+    figures = run_load(tenant_catalog.settings, tenant_catalog.queries, clients=(1, 2), step_s=5, hold_s=5)
+
+    for name in ("api", "floor"):
+        service = figures["services"][name]
+        assert [s["clients"] for s in service["steps"]][:1] == [1]
+        assert all(s["requests"] > 0 and s["errors"] == 0 for s in service["steps"])
+        assert service["capacity"] is None or service["hold"]["clients"] == service["capacity"]["clients"]
+    assert figures["services"]["api"]["path"] == "/v1/search" and figures["services"]["floor"]["path"] == "/v1/floor"
+    assert figures["ratios"]["p50_at_1_client"] > 0
