@@ -48,6 +48,12 @@ INSTRUCTIONS = (
 )
 
 
+#: The answer-shaping arguments every tool takes.
+FormatArg = Annotated[Format, Field(description="mcp, openai or toolsift definitions.")]
+MaxResultsArg = Annotated[int | None, Field(ge=1, le=MAX_TOP_K, description="At most this many tools.")]
+TokenBudgetArg = Annotated[int | None, Field(ge=1, le=1_000_000, description="At most this many tokens of definitions.")]
+
+
 class KeyVerifier:
     """The SDK's token verifier over toolsift's keys: a key becomes an access token whose scopes hold
     its role and whose claims hold its tenant."""
@@ -118,10 +124,9 @@ def create_mcp_server(
         top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many tools to consider.")] = 10,
         servers: Annotated[list[str] | None, Field(description="Only tools of these servers (ids or slugs).")] = None,
         tags: Annotated[list[str] | None, Field(description="Only tools with one of these tags.")] = None,
-        format: Annotated[Format, Field(description="mcp, openai or toolsift definitions.")] = "mcp",
-        max_results: Annotated[int | None, Field(ge=1, le=MAX_TOP_K, description="At most this many tools.")] = None,
-        token_budget: Annotated[int | None, Field(ge=1, le=1_000_000,
-                                                  description="At most this many tokens of definitions.")] = None,
+        format: FormatArg = "mcp",
+        max_results: MaxResultsArg = None,
+        token_budget: TokenBudgetArg = None,
         level: Annotated[Literal["tool", "agent", "auto"], Field(
             description="tool: tools; agent: the servers/agents to connect; auto: agents when several of one "
                         "agent's tools answer.")] = "tool",
@@ -136,10 +141,9 @@ def create_mcp_server(
         "of a multi-step task instead of several searches. Each tool says which need it covers."))
     async def recommend_toolset(
         task: Annotated[str, Field(min_length=1, max_length=4000, description="The whole task, in words.")],
-        format: Annotated[Format, Field(description="mcp, openai or toolsift definitions.")] = "mcp",
-        max_results: Annotated[int | None, Field(ge=1, le=MAX_TOP_K, description="At most this many tools.")] = None,
-        token_budget: Annotated[int | None, Field(ge=1, le=1_000_000,
-                                                  description="At most this many tokens of definitions.")] = None,
+        format: FormatArg = "mcp",
+        max_results: MaxResultsArg = None,
+        token_budget: TokenBudgetArg = None,
     ) -> dict[str, Any]:
         call = ToolQuery(query=task, format=format, max_results=max_results, token_budget=token_budget)
         return await run(lambda svc, who: svc.toolset(who, call))
@@ -149,7 +153,7 @@ def create_mcp_server(
         "an id, or need another format."))
     async def get_tool(
         tool_id: Annotated[str, Field(min_length=1, max_length=512, description="The tool's id from a search.")],
-        format: Annotated[Format, Field(description="mcp, openai or toolsift definition.")] = "mcp",
+        format: FormatArg = "mcp",
     ) -> dict[str, Any]:
         return await run(lambda svc, who: svc.get_tool(who, tool_id, format))
 

@@ -76,7 +76,7 @@ def load(app: AppContext, dataset_dir: Path, clients: str, step_seconds: float, 
          p95_target: float, retriever: str | None, json_out: Path | None) -> None:
     """Load-test the search API against a floor served through the same HTTP stack.
 
-    Ingests DATASET_DIR's catalog into toolsift-bench-<name> (unchanged: skipped), then runs `toolsift
+    Ingests DATASET_DIR's catalog into toolsift-bench-<name> (reused while current), then runs `toolsift
     serve api` and the floor (one MiniLM encode + one plain k-NN query per request) as processes on
     loopback, one after the other, and drives each with Locust's closed-loop clients sending the
     benchmark's queries: requests/s, p50/p95/p99 and errors per step, the capacity at p95 <= the
@@ -85,8 +85,8 @@ def load(app: AppContext, dataset_dir: Path, clients: str, step_seconds: float, 
     from toolsift.embedding import load_embedder
     from toolsift.evaluation.load import run_load
     from toolsift.ingest.benchmarks import load_benchmark
+    from toolsift.evaluation.runner import ensure_eval_index
     from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
-    from toolsift.ingest.pipeline import ingest_catalog
 
     try:
         counts = [int(c) for c in clients.split(",") if c.strip()]
@@ -95,8 +95,9 @@ def load(app: AppContext, dataset_dir: Path, clients: str, step_seconds: float, 
     benchmark = load_benchmark(dataset_dir, tool_id_for=mcp_tool_id)
     alias = "toolsift-bench-" + "".join(c if c.isalnum() else "-" for c in benchmark.name.lower())
     settings = app.settings(index=alias, retriever=retriever)
-    ingest_catalog(app.client(), settings, load_embedder(settings), benchmark.catalog_path,
-                   fmt=benchmark.catalog_format, skip_if_unchanged=True)
+    # reused while it is what this code builds; an older schema or model is rebuilt first
+    ensure_eval_index(app.client(), settings, load_embedder(settings), alias, benchmark.catalog_path,
+                      benchmark.catalog_format)
     figures = run_load(settings, list(benchmark.queries.values()), clients=counts, step_s=step_seconds,
                        hold_s=hold_seconds, p95_target_ms=p95_target, progress=lambda m: click.echo(m, err=True))
     figures["dataset"] = benchmark.name

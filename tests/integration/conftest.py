@@ -15,13 +15,18 @@ WB_PREFIX = "toolsift-wbtest-"
 WB_SERVERS = (*range(20), 48, 65)
 
 
-def _drop_workbench_indices(client: Any) -> None:
-    client.indices.delete(index=f"{WB_PREFIX}*", ignore_unavailable=True, expand_wildcards="all")
-    for tpl in client.indices.get_index_template(name=f"{WB_PREFIX}*", ignore=404).get("index_templates", []):
+def _drop_indices(client: Any, prefix: str) -> None:
+    """Every index, index template and search pipeline whose name starts with ``prefix``."""
+    client.indices.delete(index=f"{prefix}*", ignore_unavailable=True, expand_wildcards="all")
+    for tpl in client.indices.get_index_template(name=f"{prefix}*", ignore=404).get("index_templates", []):
         client.indices.delete_index_template(name=tpl["name"])
     for pid in client.search_pipeline.get(ignore=404):
-        if pid.startswith(WB_PREFIX):
+        if pid.startswith(prefix):
             client.search_pipeline.delete(id=pid)
+
+
+def _drop_workbench_indices(client: Any) -> None:
+    _drop_indices(client, WB_PREFIX)
 
 
 @pytest.fixture(scope="session")
@@ -96,12 +101,7 @@ class TenantCatalog:
 
 
 def _drop_tenant_indices(client: Any) -> None:
-    client.indices.delete(index=f"{TENANT_PREFIX}*", ignore_unavailable=True, expand_wildcards="all")
-    for tpl in client.indices.get_index_template(name=f"{TENANT_PREFIX}*", ignore=404).get("index_templates", []):
-        client.indices.delete_index_template(name=tpl["name"])
-    for pid in client.search_pipeline.get(ignore=404):
-        if pid.startswith(TENANT_PREFIX):
-            client.search_pipeline.delete(id=pid)
+    _drop_indices(client, TENANT_PREFIX)
 
 
 @pytest.fixture(scope="session")

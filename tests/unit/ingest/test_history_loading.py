@@ -58,3 +58,13 @@ def test_a_bad_scene_line_is_named(tmp_path: Path, line: str, message: str) -> N
 
     with pytest.raises(CatalogError, match="query_scene_train.txt: " + message.replace("(", r"\(")):
         load_history(folder)
+
+
+def test_a_bundle_is_seen_only_by_the_tenants_that_may_see_every_one_of_its_tools() -> None:
+    from toolsift.ingest.history import NO_TENANT, bundle_tenants
+
+    tenants = {"a1": ("acme",), "a2": ("acme", "globex"), "g1": ("globex",)}
+    assert bundle_tenants(["p1", "p2"], tenants) == ()  # public tools only: public
+    assert bundle_tenants(["a1", "p1"], tenants) == ("acme",)
+    assert bundle_tenants(["a1", "a2"], tenants) == ("acme",)
+    assert bundle_tenants(["a1", "g1"], tenants) == (NO_TENANT,)  # no tenant sees it whole

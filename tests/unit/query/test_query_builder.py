@@ -669,3 +669,4 @@ def test_hit_identity_reads_doc_values_when_there_is_no_id() -> None:
     assert hit_identity(agent).name == "agent:a"  # no name doc value: the id stands in
     with pytest.raises(BadQueryError):
         hit_identity({"fields": {}})
+
