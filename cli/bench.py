@@ -106,8 +106,7 @@ def load(app: AppContext, dataset_dir: Path, clients: str, step_seconds: float, 
         for s in service["steps"]:
             rows.append([name, s["clients"], f"{s['requests_per_s']:.1f}", f"{s['p50']:.0f}", f"{s['p95']:.0f}",
                          f"{s['p99']:.0f}", s["errors"]])
-        if service["hold"]:
-            h = service["hold"]
+        for h in service["holds_tried"]:
             rows.append([f"{name} (held {h['seconds']:.0f}s)", h["clients"], f"{h['requests_per_s']:.1f}",
                          f"{h['p50']:.0f}", f"{h['p95']:.0f}", f"{h['p99']:.0f}", h["errors"]])
     click.echo(table(["service", "clients", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors"], rows))
