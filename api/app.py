@@ -36,10 +36,10 @@ from starlette.concurrency import run_in_threadpool
 from toolsift.access import KeyRing, Principal
 from toolsift.api.service import MAX_TOP_K, Filters, ToolQuery, ToolSearchService
 from toolsift.config import Settings
-from toolsift.errors import ClusterError, ToolsiftError, error_kind
+from toolsift.errors import ClusterError
 from toolsift.search.definitions import Format
 from toolsift.search.feedback import MAX_OUTCOMES, ToolOutcome
-from toolsift.webguard import HostGuard, caller, error_response
+from toolsift.webguard import HostGuard, answer_errors, caller, error_response
 
 __all__ = ["create_app", "app_from_environment", "default_service", "SearchBody", "ToolsetBody", "FeedbackBody"]
 
@@ -171,23 +171,7 @@ def create_app(
         message = f"{field}: {first.get('msg', 'invalid')}" if field else str(first.get("msg", "invalid request"))
         return JSONResponse({"error": message, "code": "bad_request", "field": field}, status_code=400)
 
-    @app.exception_handler(ToolsiftError)
-    async def toolsift_error(_: Request, exc: ToolsiftError) -> JSONResponse:
-        return error_response(exc)
-
-    @app.exception_handler(OpenSearchConnectionError)
-    async def unreachable(_: Request, exc: OpenSearchConnectionError) -> JSONResponse:
-        return error_response(exc, f"OpenSearch is unreachable at {settings.effective_url}")
-
-    @app.exception_handler(Exception)
-    async def anything_else(_: Request, exc: Exception) -> JSONResponse:
-        if error_kind(exc) is not None:  # opensearch-py's own errors: the cluster's answer, no trace
-            status = getattr(exc, "status_code", "?")
-            return error_response(exc, f"OpenSearch answered {status}: {getattr(exc, 'error', exc)}")
-        import logging
-
-        logging.getLogger("toolsift.api").exception("unexpected error")
-        return error_response(exc)
+    answer_errors(app, settings.effective_url, log="toolsift.api")
 
     @app.post("/v1/search", summary="Find tools (or agents) for a request")
     def search(body: SearchBody, who: Who, svc: Service) -> dict[str, Any]:
@@ -237,8 +221,7 @@ def default_service(settings: Settings) -> ToolSearchService:
 
     client = connect(settings)
     embedder = load_embedder(settings)
-    embedder.encode_query(["warm up"])  # the first encode allocates; pay it before the port opens
-    embedder.clear_query_cache()
+    embedder.encode_query(["warm up"], cache=False)  # the first encode allocates; pay it before the port opens
     service = ToolSearchService(client, settings, embedder)
     service.warm()
     return service

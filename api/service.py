@@ -120,7 +120,7 @@ class ToolSearchService:
         Raises:
             NotFoundError: no such tool, or one ``who``'s tenant may not see (the same answer).
         """
-        fitted = self.backend.deliver([tool_id], tenant=who.tenant, fmt=fmt, token_budget=None)
+        fitted = self.backend.deliver([tool_id], tenant=who.tenant, fmt=fmt)  # one tool: never budget-capped
         if not fitted.tools:
             raise NotFoundError(f"no tool {tool_id!r}")
         tool = fitted.tools[0]
@@ -147,8 +147,9 @@ class ToolSearchService:
 
     # --- answers ----------------------------------------------------------------------------------
     def _deliver(self, who: Principal, ids: Sequence[str], call: ToolQuery) -> Fitted:
+        budget = call.token_budget if call.token_budget is not None else self.settings.token_budget
         return self.backend.deliver(ids, tenant=who.tenant, fmt=call.format, max_results=call.max_results,
-                                    token_budget=call.token_budget)
+                                    token_budget=budget)
 
     def _answer(self, who: Principal, call: ToolQuery, response: SearchResponse) -> dict[str, Any]:
         result = response.result

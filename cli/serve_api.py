@@ -51,9 +51,12 @@ def api(app: AppContext, host: str, port: int | None, index_alias: str | None, r
                f"http://{host}:{port}/docs", err=True)
     if workers > 1:
         # each worker process builds its own app from the settings: hand them what the flags decided
+        # (the config file travels as TOOLSIFT_CONFIG already)
         os.environ["TOOLSIFT_ALLOWED_HOSTS"] = json.dumps(hosts)
         os.environ["TOOLSIFT_INDEX"] = settings.index
         os.environ["TOOLSIFT_RETRIEVER"] = settings.retriever
+        if settings.opensearch_url:  # --opensearch-url, a root flag
+            os.environ["TOOLSIFT_OPENSEARCH_URL"] = settings.opensearch_url
         uvicorn.run("toolsift.api.app:app_from_environment", factory=True, host=host, port=port, workers=workers,
                     log_level="warning")
         return

@@ -200,9 +200,9 @@ def run_load(
                                      "hold": asdict(hold) if hold else None,
                                      "holds_tried": [asdict(h) for h in held]}
     api, floor = figures["services"]["api"], figures["services"]["floor"]
-    one = {s["service"]: s for s in (api["steps"][0], floor["steps"][0])}
+    api_first, floor_first = api["steps"][0], floor["steps"][0]  # one client each
     figures["ratios"] = {
-        "p50_at_1_client": round(one["api"]["p50"] / one["floor"]["p50"], 2) if one["floor"]["p50"] else None,
+        "p50_at_1_client": round(api_first["p50"] / floor_first["p50"], 2) if floor_first["p50"] else None,
         "capacity": (round(api["capacity"]["requests_per_s"] / floor["capacity"]["requests_per_s"], 2)
                      if api["capacity"] and floor["capacity"] else None),
         "p50_at_capacity": (round(api["hold"]["p50"] / floor["hold"]["p50"], 2)

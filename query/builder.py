@@ -179,10 +179,12 @@ class QueryBuilder:
             )
         return {"bool": {"should": top, "filter": self._entity_filter(), "minimum_should_match": 1}}
 
-    def _knn(self, vector_path: str, vector: Sequence[float], *, nested: str | None = None) -> dict[str, Any]:
-        """One k-NN clause whose own ``filter`` holds the scope: on the document, or inside the nested
-        field ``nested`` on its sub-documents (which carry only the tenant boundary)."""
-        spec: dict[str, Any] = {"vector": list(vector), "k": self.candidates}
+    def _knn(self, vector_path: str, vector: Sequence[float], *, nested: str | None = None,
+             k: int | None = None) -> dict[str, Any]:
+        """One k-NN clause (``k`` nearest, default the candidates) whose own ``filter`` holds the scope: on
+        the document, or inside the nested field ``nested`` on its sub-documents (which carry only the
+        tenant boundary)."""
+        spec: dict[str, Any] = {"vector": list(vector), "k": k or self.candidates}
         clauses = self.scope.nested_clauses(nested) if nested else self._entity_filter()
         if clauses:
             spec["filter"] = {"bool": {"filter": clauses}}
@@ -206,8 +208,9 @@ class QueryBuilder:
         if nested:
             nested_query = {"nested": {"path": doc_field, "score_mode": "max", "query": inner}}
             # a nested k-NN cannot filter on its parent's fields: the agents and tags restrict the parents
-            narrow = self.scope.narrows
-            return {"bool": {"must": [nested_query], "filter": self._entity_filter()}} if narrow else nested_query
+            if self.scope.narrows:
+                return {"bool": {"must": [nested_query], "filter": self._entity_filter()}}
+            return nested_query
         return inner
 
     def candidates_body(
@@ -319,8 +322,7 @@ class QueryBuilder:
             raise BadQueryError("dense full-doc search needs the query vector")
         # Lucene's HNSW search explores k candidates: k = top_k alone (5) misses true neighbours,
         # so it searches as wide as the first stage does and returns the top ``size``.
-        dense = self._knn(vector_field(F.full_doc), vector)
-        dense["knn"][vector_field(F.full_doc)]["k"] = max(size, self.candidates)
+        dense = self._knn(vector_field(F.full_doc), vector, k=max(size, self.candidates))
         if kind == "dense":
             return {"size": size, **fetch_spec(), "query": dense}
         # hybrid: the pipeline ``fulldoc-hybrid`` min-max normalises and averages the two

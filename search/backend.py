@@ -102,44 +102,40 @@ class SearchBackend:
             self._searchers.clear()
 
     # --- tools as definitions ------------------------------------------------------------------------
-    def tool_sources(self, ids: Sequence[str], *, tenant: str | None, index: str | None = None
-                     ) -> dict[str, dict[str, Any]]:
-        """id → ``_source`` (the fields of :data:`DEFINITION_SOURCE`) of the tools among ``ids`` that
-        ``tenant`` may see (None: every tenant); the others are simply absent."""
+    def _visible(self, ids: Sequence[str], tenant: str | None, source: list[str],
+                 *filters: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """id → ``_source`` fields of the documents among ``ids`` that ``tenant`` may see (the tenant
+        boundary inside the query; None: every tenant); the others are simply absent."""
         ids = [i for i in dict.fromkeys(ids) if i]
         if not ids:
             return {}
-        scope = Scope(tenant=tenant)
-        body = {"size": len(ids), "_source": DEFINITION_SOURCE,
-                "query": {"bool": {"filter": [{"ids": {"values": ids}}, {"term": {F.entity: "tool"}},
-                                              *scope.clauses()]}}}
-        answer = self.client.search(index=index or self.settings.index, body=body)
+        clauses = [{"ids": {"values": ids}}, *filters, *Scope(tenant=tenant).clauses()]
+        answer = self.client.search(index=self.settings.index,
+                                    body={"size": len(ids), "_source": source, "query": {"bool": {"filter": clauses}}})
         return {hit["_id"]: dict(hit["_source"]) for hit in answer["hits"]["hits"]}
 
-    def agent_names(self, agent_ids: Sequence[str], *, tenant: str | None, index: str | None = None) -> dict[str, str]:
+    def tool_sources(self, ids: Sequence[str], *, tenant: str | None) -> dict[str, dict[str, Any]]:
+        """id → ``_source`` (the fields of :data:`DEFINITION_SOURCE`) of the tools among ``ids`` that
+        ``tenant`` may see (None: every tenant); the others are simply absent."""
+        return self._visible(ids, tenant, DEFINITION_SOURCE, {"term": {F.entity: "tool"}})
+
+    def agent_names(self, agent_ids: Sequence[str], *, tenant: str | None) -> dict[str, str]:
         """agent id → name, for the agents among ``agent_ids`` that ``tenant`` may see."""
-        ids = [i for i in dict.fromkeys(agent_ids) if i]
-        if not ids:
-            return {}
-        body = {"size": len(ids), "_source": [F.name],
-                "query": {"bool": {"filter": [{"ids": {"values": ids}}, *Scope(tenant=tenant).clauses()]}}}
-        answer = self.client.search(index=index or self.settings.index, body=body)
-        return {hit["_id"]: str(hit["_source"].get(F.name, hit["_id"])) for hit in answer["hits"]["hits"]}
+        return {i: str(s.get(F.name, i)) for i, s in self._visible(agent_ids, tenant, [F.name]).items()}
 
     def deliver(self, ids: Sequence[str], *, tenant: str | None, fmt: Format = "toolsift",
-                max_results: int | None = None, token_budget: int | None = None,
-                index: str | None = None) -> Fitted:
+                max_results: int | None = None, token_budget: int | None = None) -> Fitted:
         """The tools ``ids`` (best first) as ready-to-call definitions in ``fmt``, cut to ``max_results``
-        and to ``token_budget`` tokens (:func:`~toolsift.search.definitions.fit`), as ``tenant`` sees them.
+        and to ``token_budget`` tokens (:func:`~toolsift.search.definitions.fit`; None: no cap), as
+        ``tenant`` sees them.
 
         Raises:
             BadQueryError: an unknown format, or a cap below 1.
         """
-        sources = self.tool_sources(ids, tenant=tenant, index=index)
+        sources = self.tool_sources(ids, tenant=tenant)
         ordered = [sources[i] for i in dict.fromkeys(ids) if i in sources]
-        names = self.agent_names([str(s.get(F.agent_id) or "") for s in ordered], tenant=tenant, index=index)
-        budget = token_budget if token_budget is not None else self.settings.token_budget
-        return fit(definitions(ordered, fmt, agent_names=names), max_results=max_results, token_budget=budget)
+        names = self.agent_names([str(s.get(F.agent_id) or "") for s in ordered], tenant=tenant)
+        return fit(definitions(ordered, fmt, agent_names=names), max_results=max_results, token_budget=token_budget)
 
     def search(self, request: SearchRequest) -> SearchResponse:
         """Answer one request.

@@ -141,13 +141,12 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         if not cache:
-            return np.asarray(self._encode(list(texts), "query"))
+            return self._encode(texts, "query")
         with self._cache_lock:
             known = {t: self._query_cache[t] for t in dict.fromkeys(texts) if t in self._query_cache}
         missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
-            fresh = self._encode_together(missing)
-            known.update(fresh)
+            known.update(self._encode_together(missing))
         with self._cache_lock:
             for text, vector in known.items():
                 self._query_cache[text] = vector

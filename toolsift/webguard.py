@@ -5,23 +5,29 @@ workbench, ranker service): the ``Host`` allow-list, the caller's key, and the o
   the service answers to (a DNS-rebinding page in a browser reaches loopback with a foreign name);
 * :func:`caller` — the :class:`~toolsift.access.Principal` of a request, from its key;
 * :func:`error_body` / :func:`error_response` — ``{"error": message, "code": code, "field": field}``
-  with the status of :data:`toolsift.errors.ERROR_TABLE`, never a stack trace.
+  with the status of :data:`toolsift.errors.ERROR_TABLE`, never a stack trace;
+* :func:`answer_errors` — the handlers a FastAPI app installs so that toolsift's errors, OpenSearch's
+  and unexpected ones all answer with that body.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from typing import Any
 
+from fastapi import FastAPI
+from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
+from opensearchpy.exceptions import TransportError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolsift.access import KeyRing, Principal, bearer_token, host_allowed
-from toolsift.errors import error_kind
+from toolsift.errors import ToolsiftError, error_kind
 
-__all__ = ["HostGuard", "allowed_hosts_for", "caller", "error_body", "error_response"]
+__all__ = ["HostGuard", "allowed_hosts_for", "caller", "error_body", "error_response", "answer_errors"]
 
 
 def allowed_hosts_for(configured: Iterable[str], bound: str) -> list[str]:
@@ -71,3 +77,26 @@ def error_response(exc: BaseException, message: str | None = None, field: str | 
     status, body = error_body(exc, message, field)
     headers = {"WWW-Authenticate": 'Bearer realm="toolsift"'} if status == 401 else None
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def answer_errors(app: FastAPI, cluster_url: str, *, log: str) -> None:
+    """Install on ``app`` the handlers that answer every error with the one body: toolsift's errors
+    (naming their ``field`` when they have one), OpenSearch unreachable (503, naming ``cluster_url``) or
+    answering with an error, and anything else (500 ``internal_error``, traced only in logger ``log``)."""
+
+    @app.exception_handler(ToolsiftError)
+    async def toolsift_error(_: Request, exc: ToolsiftError) -> JSONResponse:
+        return error_response(exc, str(exc), getattr(exc, "field", None))
+
+    @app.exception_handler(OpenSearchConnectionError)
+    async def unreachable(_: Request, exc: OpenSearchConnectionError) -> JSONResponse:
+        return error_response(exc, f"OpenSearch is unreachable at {cluster_url}")
+
+    @app.exception_handler(TransportError)
+    async def opensearch_error(_: Request, exc: TransportError) -> JSONResponse:
+        return error_response(exc, f"OpenSearch answered {exc.status_code}: {exc.error}")
+
+    @app.exception_handler(Exception)
+    async def anything_else(_: Request, exc: Exception) -> JSONResponse:
+        logging.getLogger(log).exception("unexpected error")
+        return error_response(exc)

@@ -40,14 +40,11 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
-from opensearchpy.exceptions import TransportError
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from toolsift.access import KeyRing, Principal
-from toolsift.errors import ToolsiftError
-from toolsift.webguard import HostGuard, allowed_hosts_for, caller, error_response
+from toolsift.webguard import HostGuard, allowed_hosts_for, answer_errors, caller
 from toolsift.workbench.session import Workbench
 
 __all__ = ["create_app"]
@@ -162,17 +159,7 @@ def create_app(workbench: Workbench, *, keys: KeyRing | None = None,
     static = resources.files("toolsift.workbench") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
 
-    @app.exception_handler(ToolsiftError)
-    async def toolsift_error(_: Request, exc: ToolsiftError) -> JSONResponse:
-        return error_response(exc, str(exc), getattr(exc, "field", None))
-
-    @app.exception_handler(OpenSearchConnectionError)
-    async def unreachable(_: Request, exc: OpenSearchConnectionError) -> JSONResponse:
-        return error_response(exc, f"OpenSearch is unreachable at {workbench.settings.effective_url}: {exc}")
-
-    @app.exception_handler(TransportError)
-    async def opensearch_error(_: Request, exc: TransportError) -> JSONResponse:
-        return error_response(exc, f"OpenSearch answered {exc.status_code}: {exc.error}")
+    answer_errors(app, workbench.settings.effective_url, log="toolsift.workbench")
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:

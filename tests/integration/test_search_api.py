@@ -211,3 +211,18 @@ def test_opensearch_down_is_a_503_with_the_reason(tenant_catalog: TenantCatalog,
     assert answer.status_code == 503
     assert answer.json()["code"] == "opensearch_unavailable" and "127.0.0.1:9" in answer.json()["error"]
     assert "Traceback" not in answer.text
+
+
+def test_a_configured_token_budget_caps_searches_but_never_hides_a_tool_asked_for_by_id(
+        tenant_catalog: TenantCatalog, client: Any, embedder: Any, serve_app: Any) -> None:
+    from toolsift.api.app import create_app
+    from toolsift.api.service import ToolSearchService
+
+    tight = tenant_catalog.settings.with_overrides(token_budget=1)
+    url = serve_app(create_app(tight, service_factory=lambda s: ToolSearchService(client, s, embedder))).url
+    found = _post(str(url), "/v1/search", {"query": QUERY}, "acme", tenant_catalog).json()
+    acme_tool = next(d for d, o in tenant_catalog.owner.items() if o == "acme" and not d.startswith("agent:"))
+    one = httpx.get(f"{url}/v1/tools/{acme_tool}", headers=tenant_catalog.header("acme"))
+
+    assert found["tools"] == [] and found["truncated_by"] == "token_budget"
+    assert one.status_code == 200 and one.json()["tokens"] > 1
