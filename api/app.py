@@ -37,6 +37,7 @@ from toolsift.access import KeyRing, Principal
 from toolsift.api.service import MAX_TOP_K, Filters, ToolQuery, ToolSearchService
 from toolsift.config import Settings
 from toolsift.errors import ClusterError
+from toolsift.query.structured import MAX_QUERY_CHARS
 from toolsift.search.definitions import Format
 from toolsift.search.feedback import MAX_OUTCOMES, ToolOutcome
 from toolsift.webguard import HostGuard, answer_errors, caller, error_response
@@ -44,7 +45,7 @@ from toolsift.webguard import HostGuard, answer_errors, caller, error_response
 __all__ = ["create_app", "app_from_environment", "default_service", "SearchBody", "ToolsetBody", "FeedbackBody"]
 
 _STRICT = ConfigDict(extra="forbid")
-_MAX_TEXT = 4000
+_MAX_TEXT = MAX_QUERY_CHARS  # the backend's own limit: agents send whole requests, pasted data and all
 
 
 class FiltersBody(BaseModel):
@@ -76,6 +77,9 @@ class SearchBody(_Answering):
     explain: bool = Field(False, description="Add each tool's field contributions and scores.")
     retriever: Literal["bm25", "minilm", "hybrid"] | None = None
     instruction: str | None = Field(None, max_length=_MAX_TEXT, description="The agent's task instruction.")
+    multi_need: Literal["auto", "on", "off"] | None = Field(
+        None, description="Search the request whole and need by need (on), as one query (off), or on when the "
+                          "index holds servers and no filter narrows the search (auto); default: the server's setting.")
 
 
 class ToolsetBody(_Answering):
@@ -179,7 +183,7 @@ def create_app(
         call = ToolQuery(query=body.query, steps=tuple(body.steps), level=body.level, top_k=body.top_k,
                          filters=Filters(servers=servers, tags=tuple(body.filters.tags)), explain=body.explain,
                          format=body.format, max_results=body.max_results, token_budget=body.token_budget,
-                         retriever=body.retriever, instruction=body.instruction)
+                         retriever=body.retriever, instruction=body.instruction, multi_need=body.multi_need)
         return svc.search(who, call)
 
     @app.post("/v1/toolset", summary="A precise tool set for a request (PTR)")

@@ -35,6 +35,7 @@ from toolsift.access import ALL_TENANTS, LOCAL, KeyRing, Principal, Role
 from toolsift.api.service import MAX_TOP_K, Filters, ToolQuery, ToolSearchService
 from toolsift.config import Settings
 from toolsift.errors import AuthError, ToolsiftError
+from toolsift.query.structured import MAX_QUERY_CHARS
 from toolsift.search.definitions import Format
 
 __all__ = ["create_mcp_server", "KeyVerifier", "streamable_http_app", "INSTRUCTIONS"]
@@ -120,7 +121,7 @@ def create_mcp_server(
         "each with a ready-to-call definition (`definition`, MCP Tool format by default) and the server that "
         "hosts it; `missing_required_parameters` lists inputs your request did not mention."))
     async def search_tools(
-        query: Annotated[str, Field(min_length=1, max_length=4000, description="What you need to do, in words.")],
+        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What you need to do, in words.")],
         top_k: Annotated[int, Field(ge=1, le=MAX_TOP_K, description="How many tools to consider.")] = 10,
         servers: Annotated[list[str] | None, Field(description="Only tools of these servers (ids or slugs).")] = None,
         tags: Annotated[list[str] | None, Field(description="Only tools with one of these tags.")] = None,
@@ -140,7 +141,7 @@ def create_mcp_server(
         "Get a small, precise set of tools that together cover every step of a task. Use it once at the start "
         "of a multi-step task instead of several searches. Each tool says which need it covers."))
     async def recommend_toolset(
-        task: Annotated[str, Field(min_length=1, max_length=4000, description="The whole task, in words.")],
+        task: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The whole task, in words.")],
         format: FormatArg = "mcp",
         max_results: MaxResultsArg = None,
         token_budget: TokenBudgetArg = None,

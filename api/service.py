@@ -18,7 +18,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from toolsift.access import Principal
-from toolsift.config import Retriever, Settings
+from toolsift.config import MultiNeed, Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError, NotFoundError
 from toolsift.search.backend import SearchBackend
@@ -60,6 +60,7 @@ class ToolQuery:
     token_budget: int | None = None
     retriever: Retriever | None = None
     instruction: str | None = None
+    multi_need: MultiNeed | None = None
 
 
 class ToolSearchService:
@@ -88,7 +89,7 @@ class ToolSearchService:
         request = SearchRequest(
             query=call.query, steps=call.steps, level=call.level, top_k=call.top_k, retriever=call.retriever,
             agents=call.filters.agent_ids, tags=call.filters.tags, tenant=who.tenant, explain=call.explain,
-            instruction=call.instruction,
+            instruction=call.instruction, multi_need=call.multi_need,
         )
         response = self.backend.search(request)
         return self._answer(who, call, response)

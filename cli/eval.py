@@ -40,11 +40,15 @@ if TYPE_CHECKING:
                    "folder with qrels/train.tsv and qrels/test.tsv, with the reference rows (nearest training "
                    "query's set, dense top-3, dense top-|gold| as an oracle).")
 @click.option("--no-history", is_flag=True, help="--set: use nothing from the train split (cold start).")
-@click.option("--level", type=click.Choice(["tool", "agent"]), default="tool", show_default=True,
+@click.option("--level", type=click.Choice(["tool", "agent", "request"]), default="tool", show_default=True,
               help="agent: Tool-to-Agent retrieval scored at agent level on a LiveMCPBench folder (recall, mAP, "
                    "nDCG @1/3/5): step-wise over the annotated steps [main], the reciprocal-rank merge, the whole "
-                   "question, toolsift's own decomposition, an agent-only index, and the other retrievers.")
-@click.option("--limit", type=click.IntRange(1), help="--level agent: only the first N tasks (a quick slice).")
+                   "question, toolsift's own decomposition, an agent-only index, and the other retrievers. "
+                   "request: each LiveMCPBench question sent whole, as agents send it, through `toolsift serve mcp` "
+                   "(search_tools) and in-process, beside FastMCP's BM25 search_tools over MCP (the peer, with the "
+                   "bench extra): tool R@5/R@10 by name, agent R@5/nDCG@5, p50/p95, on all tasks and each half.")
+@click.option("--limit", type=click.IntRange(1), help="--level agent/request: only the first N tasks (a quick slice).")
+@click.option("--no-peer", is_flag=True, help="--level request: leave out the FastMCP peer row.")
 @reranker_training_options(required=False)
 @json_file_option("Write the result as JSON here.")
 @click.option("--no-record", is_flag=True,
@@ -65,6 +69,7 @@ def eval_command(
     no_history: bool,
     level: str,
     limit: int | None,
+    no_peer: bool,
     reranker: RerankerChoice | None,
     json_out: Path | None,
     no_record: bool,
@@ -119,6 +124,19 @@ def eval_command(
                        + ", ".join(f"{k} {v}" for k, v in history["calibrated"].items()))
         _finish(app, settings, json_out, sets.to_dict(),
                 evalruns.set_eval_rows(sets, dataset_dirs, duration_s=time.perf_counter() - started), skip=no_record)
+        return
+    if level == "request":
+        if len(dataset_dirs) != 1:
+            raise click.UsageError("--level request evaluates one LiveMCPBench folder")
+        from toolsift.evaluation.requests import run_request_eval
+
+        with progress_bars(not quiet) as progress:
+            requests = run_request_eval(app.client(), settings, dataset_dirs[0], embedder=embedder, limit=limit,
+                                        peer=not no_peer, progress=progress)
+        click.echo(render_requests(requests.to_dict()))
+        _finish(app, settings, json_out, requests.to_dict(),
+                evalruns.request_eval_rows(requests, dataset_dirs, duration_s=time.perf_counter() - started),
+                skip=no_record)
         return
     if level == "agent":
         if len(dataset_dirs) != 1:
@@ -198,6 +216,24 @@ def _finish(app: AppContext, settings: Settings, json_out: Path | None, data: di
     run_id = log.record(rows, source="cli")
     if run_id is not None:
         click.echo(f"recorded as eval run {run_id} in {log.index}", err=True)
+
+
+def render_requests(result: dict[str, Any]) -> str:
+    """The whole-request evaluation as markdown: every row on all tasks, then the halves, then the protocol."""
+    from toolsift.evaluation.requests import REQUEST_MEASURES
+
+    rows = result["rows"]
+    lines = [f"## {result['dataset']} · whole requests · {result['n_tasks']} tasks · top 10", ""]
+    lines.append(markdown_table(["system", "via", *REQUEST_MEASURES, "p50 ms", "p95 ms"], [
+        [("**" + r["name"] + "**") if r["main"] else r["name"], r["via"],
+         *(f"{r['metrics'][m]:.4f}" for m in REQUEST_MEASURES), f"{r['latency_ms'].get('p50', 0):.1f}",
+         f"{r['latency_ms'].get('p95', 0):.1f}"] for r in rows]))
+    lines += ["", "Halves (A: calibration, B: held out):", ""]
+    lines.append(markdown_table(["system", *(f"A {m}" for m in REQUEST_MEASURES), *(f"B {m}" for m in REQUEST_MEASURES)], [
+        [r["name"], *(f"{r['half_a'][m]:.4f}" for m in REQUEST_MEASURES), *(f"{r['half_b'][m]:.4f}" for m in REQUEST_MEASURES)]
+        for r in rows]))
+    lines += ["", "Protocol:"] + [f"- {k}: {v}" for k, v in result["protocol"].items()]
+    return "\n".join(lines)
 
 
 def render_agents(result: dict[str, Any]) -> str:

@@ -36,6 +36,7 @@ from toolsift.opensearch import ensure_index
 if TYPE_CHECKING:
     from toolsift.evaluation.agents import AgentEvalResult
     from toolsift.evaluation.mftr_results import MFTREvalResult
+    from toolsift.evaluation.requests import RequestEvalResult
     from toolsift.evaluation.runner import EvalResult
     from toolsift.evaluation.sets import SetEvalResult
 
@@ -50,12 +51,13 @@ __all__ = [
     "tool_eval_rows",
     "mftr_eval_rows",
     "agent_eval_rows",
+    "request_eval_rows",
     "set_eval_rows",
 ]
 
 _log = logging.getLogger(__name__)
 
-EvalKind = Literal["tool", "mftr", "agent", "set"]
+EvalKind = Literal["tool", "mftr", "agent", "set", "request"]
 
 #: Metric names as the evaluations report them (case-insensitive) → the flat field a dashboard plots.
 FLAT_METRICS: Mapping[str, str] = {
@@ -185,6 +187,17 @@ def agent_eval_rows(result: AgentEvalResult, dataset_dirs: Sequence[Path], *,
         index=result.agent_only_index if row.index == "agent-only" else result.index,
         kind="agent", method="tool-to-agent", retriever=row.retriever, row=row.name, main=row.main,
         queries=result.n_queries, metrics=row.metrics, duration_s=duration_s,
+    ) for row in result.rows]
+
+
+def request_eval_rows(result: RequestEvalResult, dataset_dirs: Sequence[Path], *,
+                      duration_s: float | None = None) -> list[EvalRunRow]:
+    """``toolsift eval --level request``: one row per system (the peer's too), with its latency."""
+    return [EvalRunRow(
+        query_set=query_set_name(dataset_dirs), dataset_path=_dataset_path(dataset_dirs), index=result.index,
+        kind="request", method="whole-request", retriever="peer" if row.peer else "hybrid", row=row.name,
+        main=row.main, queries=result.n_tasks, metrics=row.metrics, duration_s=duration_s,
+        latency_p50_ms=row.latency_ms.get("p50"), latency_p95_ms=row.latency_ms.get("p95"),
     ) for row in result.rows]
 
 

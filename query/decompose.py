@@ -14,6 +14,12 @@ alternative, a few transparent rules:
 
 Each need's three texts are the fragment itself, as :meth:`StructuredQuery.from_text` does for the
 whole request.
+
+:func:`file_needs` adds what a request implies without saying it as a clause: a file path in a clause
+is a need to write that file (``save it to /root/md/a.md``, ``a report in /root/pdf``) or, after a
+reading verb or ``from`` / ``under`` / ``located at``, to read it. The need is said in words a tool's
+description uses (``write markdown file to path``), the file type named from its extension
+(:data:`FILE_KINDS`). :func:`request_needs` is both: the split, then the file needs.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from toolsift.errors import BadQueryError, ConfigError
 from toolsift.query.rewrite import MAX_TOOL_NEEDS
 from toolsift.query.structured import StructuredQuery, ToolNeed
 
-__all__ = ["ACTION_VERBS", "split_needs", "decompose"]
+__all__ = ["ACTION_VERBS", "FILE_KINDS", "split_needs", "file_needs", "request_needs", "decompose"]
 
 #: Verbs that start a new need after "and" or a comma (imperative requests to a tool-using agent).
 ACTION_VERBS: tuple[str, ...] = (
@@ -45,6 +51,28 @@ _CLAUSE = re.compile(
 )
 _LEADING_CONNECTIVE = re.compile(r"^(?:and\s+)?(?:then|finally|after\s+that|afterwards)\b[,\s]*", re.IGNORECASE)
 _MIN_WORDS = 3
+
+#: File extensions named in words, for the needs a path implies (anything else is a "file").
+FILE_KINDS: dict[str, str] = {
+    "md": "markdown", "markdown": "markdown", "txt": "text", "rst": "text", "log": "text",
+    "pdf": "pdf document", "doc": "word document", "docx": "word document", "odt": "word document",
+    "xls": "excel spreadsheet", "xlsx": "excel spreadsheet", "ods": "spreadsheet", "csv": "csv spreadsheet",
+    "ppt": "powerpoint presentation", "pptx": "powerpoint presentation", "odp": "presentation",
+    "png": "png image", "jpg": "jpeg image", "jpeg": "jpeg image", "gif": "gif image", "svg": "svg image",
+    "webp": "image", "html": "html web page", "htm": "html web page", "json": "json", "yaml": "yaml",
+    "yml": "yaml", "xml": "xml", "wav": "audio", "mp3": "audio", "flac": "audio", "mp4": "video",
+    "mov": "video", "zip": "zip archive", "py": "python source code", "js": "javascript source code",
+    "ts": "typescript source code",
+}
+#: A path: absolute or home-relative with one slash at least, or a bare file name with a known extension.
+_PATH = re.compile(
+    r"(?<![\w/])(?:~?/[\w.\-]+(?:/[\w.\-]+)*/?|[\w\-]+\.(?:" + "|".join(sorted(FILE_KINDS, key=len, reverse=True)) + r"))(?![\w/])"
+)
+_READ_VERBS = frozenset({"read", "open", "load", "analyze", "analyse", "parse", "extract", "import", "use", "summarize",
+                         "summarise", "review", "check", "convert"})
+_WRITE_VERBS = frozenset({"save", "write", "store", "export", "generate", "create", "draft", "make", "produce", "put"})
+_READ_PREPOSITIONS = frozenset({"from", "under", "located", "at"})
+_CLAUSE_FOR_PATHS = re.compile(r"(?<=[.!?;,])\s+|\s+(?:and|then)\s+")
 
 
 def _sentences(text: str) -> list[str]:
@@ -83,6 +111,50 @@ def split_needs(text: str, *, max_needs: int = MAX_TOOL_NEEDS) -> list[str]:
     if len(fragments) > max_needs:
         fragments[max_needs - 1 :] = [" ".join(fragments[max_needs - 1 :])]
     return fragments or [text.strip()]
+
+
+def _file_kind(path: str) -> str:
+    name = path.rstrip("/.").rsplit("/", 1)[-1]
+    extension = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    return FILE_KINDS.get(extension, "")
+
+
+def file_needs(text: str) -> list[str]:
+    """The needs the request's file paths imply, in order, each once.
+
+    A clause (split at punctuation, ``and``, ``then``) with a path is one need: to read the file when
+    the clause opens with a reading verb (``read``, ``open``, ``load``, ``analyze`` ...) or the path
+    follows ``from`` / ``under`` / ``located at`` without a writing verb; else to write it. The
+    file's type comes from the first path with a known extension (:data:`FILE_KINDS`).
+
+    Example:
+        >>> file_needs("Find today's news and save a summary to /root/md/news.md.")
+        ['write markdown file to path']
+        >>> file_needs("Read the data under /root/excel/people.xlsx and tell me the mean.")
+        ['read excel spreadsheet file from path']
+    """
+    needs: list[str] = []
+    for clause in _CLAUSE_FOR_PATHS.split(" ".join(text.split())):
+        paths = [m for m in _PATH.finditer(clause) if "/" in m.group(0) or _file_kind(m.group(0))]
+        if not paths:
+            continue
+        kind = next((k for k in (_file_kind(m.group(0)) for m in paths) if k), "")
+        before = [w.lower() for w in re.findall(r"[A-Za-z]+", clause[: paths[0].start()])]
+        verbs = set(before)
+        reads = (bool(before) and before[0] in _READ_VERBS) or (
+            bool(before) and before[-1] in _READ_PREPOSITIONS and not verbs & _WRITE_VERBS)
+        what = f"{kind} file" if kind else "file"
+        need = f"read {what} from path" if reads else f"write {what} to path"
+        if need not in needs:
+            needs.append(need)
+    return needs
+
+
+def request_needs(text: str, *, max_needs: int = MAX_TOOL_NEEDS) -> list[str]:
+    """The request's needs without an LLM: :func:`split_needs`, then the :func:`file_needs` not
+    already among them (at most ``max_needs`` from the split; file needs come on top)."""
+    needs = split_needs(text, max_needs=max_needs)
+    return needs + [n for n in file_needs(text) if n not in needs]
 
 
 def decompose(text: str) -> StructuredQuery:

@@ -13,6 +13,10 @@ Three pure stages, each usable alone:
   fills the top with generic document and memory servers); and an agent that several steps reach
   wins a tie. The step scores must share a scale: the search path min-max normalises every step's
   first stage to [0, 1] before aggregation.
+* :func:`rank_tools_by_server` — a multi-need request at tool level: every tool scores its best
+  score over the needs plus ``server_weight`` times its server's merged score, so the tools of the
+  servers the request as a whole points at rise together (a request for a report in a PPT needs the
+  presentation server's create, add and save tools, not three more chart tools).
 * :func:`decide_level` — ``--level auto``: the agent when at least two of its tools make the tool
   answer, else the tools.
 
@@ -36,6 +40,7 @@ __all__ = [
     "LevelDecision",
     "aggregate_to_agents",
     "merge_steps",
+    "rank_tools_by_server",
     "decide_level",
     "AUTO_MIN_TOOLS",
 ]
@@ -150,6 +155,56 @@ def merge_steps(
             step_scores=tuple(scores[a]),
         )
         for i, a in enumerate(order[:top_k])
+    ]
+
+
+def rank_tools_by_server(
+    per_step: Sequence[Sequence[RankedTool]], agents: Sequence[RankedAgent], *, server_weight: float, top_k: int
+) -> list[RankedTool]:
+    """The tools of every step's ranking, each scored by its best step score plus ``server_weight``
+    times its owner's score in ``agents`` (0 for an owner not there).
+
+    Args:
+        per_step: for each step (need), its ranked entities with scores on one scale ([0, 1]);
+            agent documents are skipped.
+        agents: the merged agent ranking of the same steps (:func:`merge_steps`).
+        server_weight: β, the server's share (0: tools by their own score only).
+        top_k: how many tools to return.
+
+    Returns:
+        Up to ``top_k`` tools, best first; ties go to the earlier step, then the better rank there,
+        then the id. Each tool's ``contributions`` hold its ``need`` and ``server`` parts.
+
+    Example:
+        >>> steps = [[RankedTool("c/bar", "bar", "tool", "agent:c", 1.0, first_stage_rank=1),
+        ...           RankedTool("p/save", "save", "tool", "agent:p", 0.9, first_stage_rank=2)]]
+        >>> agents = [RankedAgent("agent:p", "p", 1.0, 1), RankedAgent("agent:c", "c", 0.5, 2)]
+        >>> [t.doc_id for t in rank_tools_by_server(steps, agents, server_weight=0.4, top_k=2)]
+        ['p/save', 'c/bar']
+    """
+    if top_k < 1:
+        raise BadQueryError(f"top_k must be at least 1, got {top_k}")
+    if server_weight < 0:
+        raise BadQueryError(f"server_weight must not be negative, got {server_weight}")
+    server = {a.agent_id: a.score for a in agents}
+    best: dict[str, tuple[float, int, int, RankedTool]] = {}
+    for step, ranking in enumerate(per_step):
+        for position, entity in enumerate(ranking, start=1):
+            if entity.entity != "tool":
+                continue
+            found = best.get(entity.doc_id)
+            if found is None or entity.score > found[0]:
+                best[entity.doc_id] = (entity.score, step, position, entity)
+    scored = []
+    for doc_id, (need, step, position, entity) in best.items():
+        boost = server_weight * server.get(entity.agent_id or "", 0.0)
+        scored.append((need + boost, step, position, doc_id, need, boost, entity))
+    scored.sort(key=lambda k: (-k[0], k[1], k[2], k[3]))
+    return [
+        RankedTool(doc_id=entity.doc_id, name=entity.name, entity="tool", agent_id=entity.agent_id, score=total,
+                   contributions={"need": need, "server": boost}, raw_scores=entity.raw_scores,
+                   first_stage_rank=entity.first_stage_rank)
+        for total, _, _, _, need, boost, entity in scored[:top_k]
     ]
 
 

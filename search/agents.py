@@ -21,14 +21,16 @@ reached the agents beside them.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from toolsift.errors import BadQueryError, IndexMismatchError
+from toolsift.errors import BadQueryError, ClusterError, IndexMismatchError
 from toolsift.mappings import F, vector_field
 from toolsift.opensearch import cap_terms
+from toolsift.plugin_scripts.pipelines import pipeline_templates, render_pipeline
 from toolsift.query.builder import fetch_spec, hit_identity
 from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.structured import StructuredQuery
@@ -68,6 +70,13 @@ def step_texts(sq: StructuredQuery) -> list[str]:
     """One query text per tool need (its tool description, else its user intent), each once."""
     texts = [need.tool_description or need.user_intent for need in sq.tool_needs]
     return list(dict.fromkeys(t for t in texts if t))
+
+
+@functools.cache
+def joint_pipeline() -> dict[str, Any]:
+    """The ``joint-hybrid`` template as an inline search pipeline (its processors, no description)."""
+    template = pipeline_templates()[JOINT_PIPELINE]
+    return {k: v for k, v in render_pipeline(JOINT_PIPELINE, template, {}).items() if k.endswith("processors")}
 
 
 def joint_body(
@@ -196,8 +205,8 @@ class StepRetriever:
             vectors = {t: matrix[i].tolist() for i, t in enumerate(missing)}
         t0 = time.perf_counter()
         found = {t: self._memo[(retriever, key, t)] for t in texts if (retriever, key, t) in self._memo}
-        for text in missing:
-            entities = self._entities(text, vectors.get(text), retriever, scope)
+        ranked = self._entities(missing, vectors, retriever, scope) if missing else []
+        for text, entities in zip(missing, ranked):
             agents = aggregate_to_agents(entities, top_n=self.top_n, top_k=self.top_n, names=self.searcher.agent_names(entities))
             found[text] = self._memo[(retriever, key, text)] = StepRanking(text, tuple(entities), tuple(agents))
             if len(self._memo) > MEMO_SIZE:  # oldest first: dicts keep insertion order
@@ -206,23 +215,34 @@ class StepRetriever:
             timings["candidates"] = timings.get("candidates", 0.0) + (time.perf_counter() - t0) * 1000
         return [found[t] for t in texts]
 
-    def _entities(self, text: str, vector: Sequence[float] | None, retriever: Retriever,
-                  scope: Scope = UNSCOPED) -> list[RankedTool]:
+    def _entities(self, texts: Sequence[str], vectors: Mapping[str, Sequence[float]], retriever: Retriever,
+                  scope: Scope = UNSCOPED) -> list[list[RankedTool]]:
+        """Each text's joint first stage, all in one ``_msearch`` round trip."""
         searcher = self.searcher
         depth = max(self.top_n, searcher.settings.candidates)
-        body = joint_body(text, vector, retriever, depth, representation=self.representation, scope=scope)
-        params: dict[str, str] = {}
-        if retriever == "hybrid":
-            params["search_pipeline"] = searcher.pipeline(JOINT_PIPELINE)
-        answer = searcher.client.search(index=searcher.settings.index, body=body, params=params)
-        out = []
-        for i, hit in enumerate(answer["hits"]["hits"]):
-            who = hit_identity(hit)
-            out.append(RankedTool(doc_id=who.doc_id, name=who.name, entity=who.entity, agent_id=who.agent_id,
-                                  score=float(hit["_score"]), first_stage_rank=i + 1))
-        # The hybrid pipeline already normalised (and weighted) its sub-queries; a single query's
-        # scores are put on the same [0, 1] scale here, so steps compare in the merge.
-        return out if retriever == "hybrid" else _min_max(out)
+        lines: list[dict[str, Any]] = []
+        for text in texts:
+            lines.append({"index": searcher.settings.index})
+            lines.append(joint_body(text, vectors.get(text), retriever, depth, representation=self.representation,
+                                    scope=scope))
+        if retriever == "hybrid":  # _msearch takes no pipeline parameter: each body carries the pipeline inline
+            for body in lines[1::2]:
+                body["search_pipeline"] = joint_pipeline()
+        answers = searcher.client.msearch(body=lines)["responses"]
+        out: list[list[RankedTool]] = []
+        for answer in answers:
+            if "error" in answer:
+                reason = answer["error"].get("reason", answer["error"]) if isinstance(answer["error"], dict) else answer["error"]
+                raise ClusterError(f"OpenSearch failed the joint first stage: {reason}")
+            entities = []
+            for i, hit in enumerate(answer["hits"]["hits"]):
+                who = hit_identity(hit)
+                entities.append(RankedTool(doc_id=who.doc_id, name=who.name, entity=who.entity, agent_id=who.agent_id,
+                                           score=float(hit["_score"]), first_stage_rank=i + 1))
+            # The hybrid pipeline already normalised (and weighted) its sub-queries; a single query's
+            # scores are put on the same [0, 1] scale here, so steps compare in the merge.
+            out.append(entities if retriever == "hybrid" else _min_max(entities))
+        return out
 
 
 def _merge_tools(rankings: Sequence[StepRanking], top_k: int) -> list[RankedTool]:

@@ -162,5 +162,5 @@ class SearchBackend:
             return SearchResponse(request, source, result=result, candidates=tuple(candidates))
         result = searcher.search(query, top_k=request.top_k, method=request.method,
                                  retriever=retriever, level=request.level, merge=request.merge,
-                                 scope=request.scope)
+                                 scope=request.scope, multi_need=settings.multi_need)
         return SearchResponse(request, source, result=result)

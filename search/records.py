@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from toolsift.config import Retriever
+from toolsift.config import MultiNeed, Retriever
 from toolsift.errors import BadQueryError
 from toolsift.query.scope import Scope
 from toolsift.query.structured import StructuredQuery
@@ -166,6 +166,8 @@ class SearchRequest:
         tenant: the caller's tenant, set by the front end from the caller's key, never from the
             request body: only that tenant's and public tools, agents and bundles are seen, at every
             level. None: every tenant (no keys configured, or an all-tenant admin key).
+        multi_need: how a tool search treats a request with several needs (``auto``, ``on``,
+            ``off``; :mod:`toolsift.search.planner`); default: the ``multi_need`` setting.
         explain: the per-field evidence of every tool (field scores, contributions, raw scores) in
             the JSON answer; off, each tool keeps its identity, scores and missing parameters.
         candidates: also return every first-stage candidate's signals (tool level, multi-field), for
@@ -195,6 +197,7 @@ class SearchRequest:
     tenant: str | None = None
     explain: bool = True
     candidates: bool = False
+    multi_need: MultiNeed | None = None
 
     def __post_init__(self) -> None:
         steps = tuple(" ".join(s.split()) for s in self.steps)
@@ -223,6 +226,8 @@ class SearchRequest:
             raise BadQueryError(f"agent and tag filters narrow a tool search; level {self.level!r} does not take them")
         if self.merge not in ("max", "rrf"):
             raise BadQueryError(f"unknown merge rule {self.merge!r}; use max or rrf")
+        if self.multi_need is not None and self.multi_need not in ("auto", "on", "off"):
+            raise BadQueryError(f"unknown multi_need {self.multi_need!r}; use auto, on or off")
 
     @property
     def scope(self) -> Scope:
@@ -232,7 +237,7 @@ class SearchRequest:
     def overrides(self) -> dict[str, Any]:
         """The settings this request chooses for itself (None: the configured one)."""
         return {"index": self.index, "retriever": self.retriever, "weights": self.weights,
-                "ranker_url": self.ranker_url, "reranker": self.reranker}
+                "ranker_url": self.ranker_url, "reranker": self.reranker, "multi_need": self.multi_need}
 
 
 @dataclass(frozen=True)

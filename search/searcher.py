@@ -14,7 +14,7 @@ from typing import Literal
 
 from opensearchpy import OpenSearch
 
-from toolsift.config import Retriever, Settings
+from toolsift.config import MultiNeed, Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError
 from toolsift.mappings import F
@@ -34,6 +34,7 @@ from toolsift.ranker.protocol import RankingService, RankRequest, RankResponse
 from toolsift.ranker.types import Ranker
 from toolsift.records import FieldSignals, Kind, RankedTool, kinds_for
 from toolsift.search.agents import StepRetriever, search_agents
+from toolsift.search.planner import plan_search
 from toolsift.search.querylog import QueryLog
 from toolsift.search.records import Method, RequestedLevel, SearchResult
 
@@ -99,6 +100,7 @@ class Searcher:
         self._pipelines = ensure_pipelines(client, settings.index, self.first_stage_weights, tag=tag)
         self._agent_names: dict[str, str] = {}
         self._steps: StepRetriever | None = None
+        self._holds_servers: bool | None = None
         #: Where searches are recorded (the ``query_log`` setting); None: not logged.
         self.query_log: QueryLog | None = QueryLog.open(client, settings, source=source) if settings.query_log else None
 
@@ -136,6 +138,7 @@ class Searcher:
         level: RequestedLevel = "tool",
         merge: MergeRule = "max",
         scope: Scope = UNSCOPED,
+        multi_need: MultiNeed | None = None,
     ) -> SearchResult:
         """Rank tools (or agents) for ``query``.
 
@@ -153,9 +156,15 @@ class Searcher:
                 :func:`~toolsift.ranker.agents.merge_steps`).
             scope: the caller's tenant (every level) and the request's agent and tag filters (tool
                 level), inside every first-stage query (:class:`~toolsift.query.scope.Scope`).
+            multi_need: a multi-field tool search over the request's needs
+                (:mod:`toolsift.search.planner`): ``on``, ``off``, or ``auto`` (on for an index that
+                holds servers, without agent or tag filters or learned weights); default: the setting.
+
+        Raises:
+            BadQueryError: the request cannot be answered as asked (``multi_need="on"`` with filters).
         """
         result = self._search(query, top_k=top_k, method=method, retriever=retriever, level=level, merge=merge,
-                              scope=scope)
+                              scope=scope, multi_need=multi_need)
         if self.query_log is not None:
             self.query_log.record(result, weights_version=self.weights_version)
         return result
@@ -184,6 +193,7 @@ class Searcher:
         merge: MergeRule,
         candidates_out: list[FieldSignals] | None = None,
         scope: Scope = UNSCOPED,
+        multi_need: MultiNeed | None = None,
     ) -> SearchResult:
         if top_k < 1:
             raise BadQueryError(f"top_k must be at least 1, got {top_k}")
@@ -193,10 +203,13 @@ class Searcher:
             return self._search_agents(query, top_k=top_k, method=method, retriever=retriever, merge=merge,
                                        scope=scope)
         if level == "auto":
-            return self._search_auto(query, top_k=top_k, method=method, retriever=retriever, scope=scope)
+            return self._search_auto(query, top_k=top_k, method=method, retriever=retriever, scope=scope,
+                                     multi_need=multi_need)
         if level != "tool":
             raise BadQueryError(f"unknown level {level!r}; use tool, agent or auto")
         retriever = retriever or self.settings.retriever
+        if method == "multi-field" and candidates_out is None and self.plans(multi_need, scope):
+            return self._search_planned(query, top_k=top_k, retriever=retriever, scope=scope)
         if self.artifact is not None and method == "multi-field":
             self._check_kinds(retriever)
         sq = query if isinstance(query, StructuredQuery) else self.structure(query)
@@ -256,12 +269,58 @@ class Searcher:
             requested_level="agent",
         )
 
+    def plans(self, multi_need: MultiNeed | None, scope: Scope = UNSCOPED) -> bool:
+        """Whether a multi-field tool search runs as a multi-need search (:mod:`toolsift.search.planner`).
+
+        Raises:
+            BadQueryError: ``on`` with agent or tag filters (the joint rankings do not take them).
+        """
+        mode = multi_need or self.settings.multi_need
+        if mode == "off":
+            return False
+        if scope.narrows:
+            if mode == "on":
+                raise BadQueryError("multi_need 'on' searches tools and servers together and takes no agent or tag "
+                                    "filters; send the filters with multi_need 'auto' or 'off'")
+            return False
+        # Learned MFTR weights were trained for the one multi-field query: a search team's tuning wins.
+        return mode == "on" or (self.artifact is None and self.holds_servers)
+
+    @property
+    def holds_servers(self) -> bool:
+        """Whether the index holds server (agent) documents beside its tools (looked up once)."""
+        if self._holds_servers is None:
+            answer = self.client.count(index=self.settings.index, body={"query": {"term": {F.entity: "agent"}}})
+            self._holds_servers = int(answer.get("count", 0)) > 0
+        return self._holds_servers
+
+    def _search_planned(
+        self, query: str | StructuredQuery, *, top_k: int, retriever: Retriever, scope: Scope = UNSCOPED,
+    ) -> SearchResult:
+        sq = query if isinstance(query, StructuredQuery) else StructuredQuery.from_text(query)
+        started = time.perf_counter()
+        answer = plan_search(self.steps(), sq, top_k=top_k, retriever=retriever,
+                             server_weight=self.settings.server_weight, scope=scope)
+        timings = {**answer.timings, "total": (time.perf_counter() - started) * 1000}
+        return SearchResult(
+            query=sq,
+            method="multi-field",
+            retriever=retriever,
+            level="tool",
+            tools=answer.tools,
+            agents=answer.agents[:top_k],
+            timings=timings,
+            index=self.index.index,
+            ranker=f"multi-need ({len(answer.steps)} texts; need + {self.settings.server_weight:g} x server)",
+            steps=answer.steps,
+        )
+
     def _search_auto(
         self, query: str | StructuredQuery, *, top_k: int, method: Method, retriever: Retriever | None,
-        scope: Scope = UNSCOPED,
+        scope: Scope = UNSCOPED, multi_need: MultiNeed | None = None,
     ) -> SearchResult:
         result = self._search(query, top_k=top_k, method=method, retriever=retriever, level="tool", merge="max",
-                              scope=scope)
+                              scope=scope, multi_need=multi_need)
         decision = decide_level(result.tools, min_tools=AUTO_MIN_TOOLS, names=self.agent_names(result.tools))
         return replace(result, level=decision.level, agents=decision.agents, requested_level="auto",
                        level_reason=decision.reason)

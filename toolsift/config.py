@@ -23,9 +23,11 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-__all__ = ["Settings", "get_settings", "FIELDS", "Retriever", "DEFAULT_FIELD_WEIGHTS"]
+__all__ = ["Settings", "get_settings", "FIELDS", "Retriever", "MultiNeed", "DEFAULT_FIELD_WEIGHTS"]
 
 Retriever = Literal["bm25", "minilm", "hybrid"]
+#: How a tool search treats a request with several needs (:mod:`toolsift.search.planner`).
+MultiNeed = Literal["auto", "on", "off"]
 
 #: The four MFTR fields, in the order MFTR's weight vectors use (description, parameters, response, examples).
 FIELDS: tuple[str, ...] = ("description", "parameters", "response", "examples")
@@ -105,6 +107,18 @@ class Settings(BaseSettings):
     field_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS))
     agent_top_entities: int = Field(
         50, ge=1, description="Algorithm 1's N: tool+agent entities taken before owner aggregation."
+    )
+    multi_need: MultiNeed = Field(
+        "auto",
+        description="Tool searches with several needs: 'on' searches the whole request and each of its needs "
+        "over tools and servers together and merges them (toolsift.search.planner); 'auto' does so on an index "
+        "that holds servers (MCP catalogs, agents), without agent or tag filters and without learned weights "
+        "(trained for the one query); 'off': one multi-field query.",
+    )
+    server_weight: float = Field(
+        0.4, ge=0.0, le=10.0,
+        description="Multi-need search: a tool's score gains this times its server's score (β; calibrated on "
+        "one half of LiveMCPBench's tasks, docs/evaluation.md).",
     )
 
     weights: Path | None = Field(

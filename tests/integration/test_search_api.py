@@ -89,11 +89,31 @@ def test_max_results_and_the_token_budget_cut_the_answer_in_rank_order(api: str,
 
 
 def test_explain_adds_each_tools_field_contributions(api: str, tenant_catalog: TenantCatalog) -> None:
-    plain = _post(api, "/v1/search", {"query": QUERY, "top_k": 3}, "acme", tenant_catalog).json()
-    explained = _post(api, "/v1/search", {"query": QUERY, "top_k": 3, "explain": True}, "acme", tenant_catalog).json()
+    body = {"query": QUERY, "top_k": 3, "multi_need": "off"}
+    plain = _post(api, "/v1/search", body, "acme", tenant_catalog).json()
+    explained = _post(api, "/v1/search", {**body, "explain": True}, "acme", tenant_catalog).json()
 
     assert "explain" not in plain["tools"][0]
     assert set(explained["tools"][0]["explain"]["contributions"]) >= {"description"}
+
+
+def test_on_an_index_of_servers_a_search_is_multi_need_and_explains_its_need_and_server_parts(
+        api: str, tenant_catalog: TenantCatalog) -> None:
+    request = f"{QUERY} and save the results to /tmp/out/results.md"
+    answer = _post(api, "/v1/search", {"query": request, "top_k": 5, "explain": True}, "acme", tenant_catalog).json()
+
+    parts = answer["tools"][0]["explain"]["contributions"]
+    assert set(parts) == {"need", "server"}
+    assert answer["tools"][0]["score"] == pytest.approx(parts["need"] + parts["server"], abs=1e-3)
+
+
+def test_multi_need_on_with_a_server_filter_is_a_bad_request_naming_the_conflict(
+        api: str, tenant_catalog: TenantCatalog) -> None:
+    answer = _post(api, "/v1/search", {"query": QUERY, "multi_need": "on", "filters": {"servers": ["web"]}}, "acme",
+                   tenant_catalog)
+
+    assert answer.status_code == 400
+    assert "multi_need" in answer.json()["error"]
 
 
 def test_filters_keep_only_the_named_servers_tools(api: str, tenant_catalog: TenantCatalog) -> None:

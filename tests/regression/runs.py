@@ -67,6 +67,15 @@ def _agent_level(retriever: str) -> Run:
     return Run(f"toolsift eval $D/livemcpbench --level agent --retriever {retriever}", execute)
 
 
+def _request_level() -> Run:
+    def execute(ctx: Context) -> dict[str, Any]:
+        from toolsift.evaluation.requests import run_request_eval
+
+        return run_request_eval(ctx.client, ctx.settings, ctx.datasets / "livemcpbench", embedder=ctx.embedder).to_dict()
+
+    return Run("toolsift eval $D/livemcpbench --level request", execute)
+
+
 #: The history slice: the first test queries scored, the first past queries (scene lines) as history.
 HISTORY_SLICE = (400, 3000)
 
@@ -215,6 +224,7 @@ RUNS: dict[str, Run] = {
        for method, retriever in (("full-doc", "bm25"), ("full-doc", "minilm"), ("multi-field", "bm25"),
                                  ("multi-field", "minilm"), ("multi-field", "hybrid"))},
     "agent/livemcpbench/minilm": _agent_level("minilm"),
+    "request/livemcpbench": _request_level(),
     "set/toollens/cold": _sets(history=False),
     "set/toollens/history": _sets(history=True, slow=True),
     "set/toollens/history/slice": _sets(history=True, sliced=True),
@@ -263,6 +273,9 @@ def rows_of(result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
             rows[f"learned weights ({kind}, mean over folds)"] = dict(
                 zip(("description", "parameters", "response", "examples"), map(float, vector), strict=False))
         return rows
+    if result.get("level") == "request":  # whole requests: every row on all tasks and on each half
+        return {f"{row['name']}{part}": _flat("", row[key]) for row in result["rows"]
+                for key, part in (("metrics", ""), ("half_a", " · half A"), ("half_b", " · half B"))}
     if "rows" in result:  # agent level, sets
         return {row["row"]: _flat("", row["metrics"]) for row in result["rows"]}
     return {f"{result['method']} · {result['retriever']}": _flat("", result["metrics"])}

@@ -44,7 +44,8 @@ def test_steps_and_agent_ids_are_cleaned_and_deduplicated() -> None:
 
 def test_the_request_names_only_the_settings_it_chooses() -> None:
     assert SearchRequest(query="x", index="other", reranker="tool-rank:smollm2").overrides() == {
-        "index": "other", "retriever": None, "weights": None, "ranker_url": None, "reranker": "tool-rank:smollm2"}
+        "index": "other", "retriever": None, "weights": None, "ranker_url": None, "reranker": "tool-rank:smollm2",
+        "multi_need": None}
 
 
 def test_without_explain_the_answer_keeps_identity_and_scores_but_not_the_field_evidence() -> None:

@@ -1,0 +1,339 @@
+"""``toolsift eval DIR --level request``: what agents actually send — one whole request with several
+needs — on LiveMCPBench, through the MCP server as an agent calls it, beside a BM25 peer.
+
+Protocol (printed with the table and stored in the JSON):
+
+* **Requests.** Each judged task's ``Question``, whole: no annotated steps, no rewrite file.
+* **Tool gold, by name.** The tool names of ``Annotator Metadata → Tools`` that some server of
+  ``tools.json`` owns (any server: ``write_file`` is found whether Filesystem or Desktop Commander
+  answers). Tool R@K = the share of gold names among the names of the first K tools returned.
+* **Agent gold.** The servers owning those tools (:func:`~toolsift.evaluation.agents.gold_agents`).
+  A row's agent ranking is the servers of its top 10 tools, at first appearance; ir_measures R@5 and
+  nDCG@5 (binary).
+* **Latency.** Per request, measured by the client around the call (MCP rows: ``tools/call`` over
+  stdio, definitions included); p50 / p95 nearest rank.
+* **Halves.** Tasks at even positions (in file order) are half A, where the multi-need parameters
+  were calibrated (``server_weight``); odd positions are half B, reported apart.
+
+Rows: toolsift's default (``search_tools`` over MCP: multi-need, hybrid), the same server with
+``multi_need`` off (one multi-field hybrid query: the default before), the multi-need and one-query
+BM25 and MiniLM searches in-process, and the peer — FastMCP's ``BM25SearchTransform``
+``search_tools`` over MCP stdio (:mod:`toolsift.evaluation.peer_fastmcp`), when ``fastmcp`` is
+installed (the ``bench`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from opensearchpy import OpenSearch
+
+from toolsift.config import MultiNeed, Retriever, Settings
+from toolsift.embedding import Embedder
+from toolsift.errors import CatalogError, ClusterError, ToolsiftError
+from toolsift.evaluation.agents import gold_agents
+from toolsift.evaluation.metrics import evaluate
+from toolsift.evaluation.runner import ensure_eval_index, eval_index_name, ranked_run
+from toolsift.ingest.benchmarks import Benchmark, load_benchmark
+from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
+from toolsift.search.backend import SearchBackend
+from toolsift.search.records import SearchRequest
+
+__all__ = ["REQUEST_MEASURES", "RequestRow", "RequestEvalResult", "gold_tool_names", "score_answers",
+           "run_request_eval"]
+
+#: The measures of every row: tool R@5 / R@10 (names), agent R@5 / nDCG@5.
+REQUEST_MEASURES: tuple[str, ...] = ("tool_R@5", "tool_R@10", "agent_R@5", "agent_nDCG@5")
+#: Tools asked for per request.
+TOP_K = 10
+#: An answer: the returned tools' (name, agent id), best first.
+Answer = list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class RequestRow:
+    """One system's answers to every task, scored on all tasks and on each half."""
+
+    name: str
+    via: str
+    metrics: Mapping[str, float]
+    half_a: Mapping[str, float]
+    half_b: Mapping[str, float]
+    latency_ms: Mapping[str, float]
+    main: bool = False
+    peer: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "via": self.via, "metrics": dict(self.metrics), "half_a": dict(self.half_a),
+                "half_b": dict(self.half_b), "latency_ms": dict(self.latency_ms), "main": self.main,
+                "peer": self.peer}
+
+
+@dataclass(frozen=True)
+class RequestEvalResult:
+    dataset: str
+    n_tasks: int
+    rows: list[RequestRow]
+    index: str
+    protocol: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def main(self) -> RequestRow:
+        return next(r for r in self.rows if r.main)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dataset": self.dataset, "level": "request", "n_tasks": self.n_tasks, "index": self.index,
+                "rows": [r.to_dict() for r in self.rows], "protocol": self.protocol}
+
+
+def gold_tool_names(benchmark: Benchmark) -> dict[str, list[str]]:
+    """Task → its annotated tool names that some server owns (tasks with none are left out)."""
+    annotated: Mapping[str, Sequence[str]] = benchmark.extra.get("annotated_tools", {})
+    unresolved: Mapping[str, Sequence[str]] = benchmark.extra.get("unresolved_tools", {})
+    out = {}
+    for task in benchmark.qrels:
+        names = [n for n in annotated.get(task, ()) if n not in set(unresolved.get(task, ()))]
+        if names:
+            out[task] = list(dict.fromkeys(names))
+    return out
+
+
+def score_answers(answers: Mapping[str, Answer], tool_gold: Mapping[str, Sequence[str]],
+                  agent_gold: Mapping[str, Mapping[str, int]], tasks: Sequence[str]) -> dict[str, float]:
+    """The four measures over ``tasks`` (see the module's protocol).
+
+    Example:
+        >>> answers = {"t": [("a", "agent:x"), ("b", "agent:y")]}
+        >>> score_answers(answers, {"t": ["b", "c"]}, {"t": {"agent:y": 1}}, ["t"])["tool_R@5"]
+        0.5
+    """
+    if not tasks:
+        return {m: 0.0 for m in REQUEST_MEASURES}
+    recall = {5: 0.0, 10: 0.0}
+    for task in tasks:
+        names = [name for name, _ in answers.get(task, [])]
+        gold = set(tool_gold[task])
+        for k in recall:
+            recall[k] += len(gold & set(names[:k])) / len(gold)
+    agents = {task: ranked_run(dict.fromkeys(a for _, a in answers.get(task, [])[:TOP_K] if a), TOP_K)
+              for task in tasks}
+    scored = evaluate({t: agent_gold[t] for t in tasks}, agents, ("recall@5", "ndcg@5"))
+    return {"tool_R@5": round(recall[5] / len(tasks), 4), "tool_R@10": round(recall[10] / len(tasks), 4),
+            "agent_R@5": round(scored["recall@5"], 4), "agent_nDCG@5": round(scored["ndcg@5"], 4)}
+
+
+def _percentiles(values: Sequence[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    if not ordered:
+        return {}
+
+    def rank(p: float) -> float:
+        return round(ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)], 2)
+
+    return {"p50": rank(50), "p95": rank(95)}
+
+
+# --- the systems ---------------------------------------------------------------------------------
+def _in_process(backend: SearchBackend, questions: Mapping[str, str], *, retriever: Retriever,
+                multi_need: MultiNeed, progress: Callable[[int], None]) -> tuple[dict[str, Answer], list[float]]:
+    answers: dict[str, Answer] = {}
+    latencies = []
+    for done, (task, question) in enumerate(questions.items(), start=1):
+        t0 = time.perf_counter()
+        response = backend.search(SearchRequest(query=question, top_k=TOP_K, retriever=retriever,
+                                                multi_need=multi_need, explain=False))
+        latencies.append((time.perf_counter() - t0) * 1000)
+        assert response.result is not None
+        answers[task] = [(t.name, t.agent_id or "") for t in response.result.tools if t.entity == "tool"][:TOP_K]
+        progress(done)
+    return answers, latencies
+
+
+def _names_from(result: Any) -> list[dict[str, Any]]:
+    """The tool entries of a ``search_tools`` result (toolsift's ``tools`` list or the peer's list)."""
+    if result.is_error:
+        text = " ".join(getattr(c, "text", "") for c in result.content)
+        raise ClusterError(f"search_tools answered an error: {text[:300]}")
+    data: Any = result.structured_content
+    if data is None:
+        data = json.loads(result.content[0].text)
+    if isinstance(data, dict) and "result" in data and len(data) == 1:
+        data = data["result"]
+    if isinstance(data, dict):
+        data = data.get("tools", [])
+    return [d for d in data if isinstance(d, dict)]
+
+
+def _over_mcp(command: Sequence[str], env: Mapping[str, str], questions: Mapping[str, str],
+              agent_of: Callable[[dict[str, Any]], tuple[str, str]], progress: Callable[[int], None],
+              arguments: Mapping[str, Any]) -> tuple[dict[str, Answer], list[float]]:
+    """Every question through ``search_tools`` of the MCP server ``command`` (stdio, the SDK's client)."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    answers: dict[str, Answer] = {}
+    latencies: list[float] = []
+
+    async def session() -> None:
+        params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(env))
+        with open(os.devnull, "w") as quiet:
+            async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                await client.call_tool("search_tools", {"query": "warm up", **arguments})
+                for done, (task, question) in enumerate(questions.items(), start=1):
+                    t0 = time.perf_counter()
+                    result = await client.call_tool("search_tools", {"query": question, **arguments})
+                    latencies.append((time.perf_counter() - t0) * 1000)
+                    answers[task] = [agent_of(entry) for entry in _names_from(result)][:TOP_K]
+                    progress(done)
+
+    try:
+        anyio.run(session)
+    except BaseExceptionGroup as group:  # the SDK's task groups wrap what went wrong
+        leaves: list[BaseException] = []
+        pending: list[BaseException] = [group]
+        while pending:
+            error = pending.pop()
+            if isinstance(error, BaseExceptionGroup):
+                pending.extend(error.exceptions)
+            else:
+                leaves.append(error)
+        raise next((e for e in leaves if isinstance(e, ToolsiftError)),
+                   ClusterError(f"the MCP server {command[-1]!r} failed: {leaves[0] if leaves else group}")) from None
+    return answers, latencies
+
+
+def _toolsift_mcp_env(settings: Settings, alias: str, multi_need: MultiNeed) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+    env.update({"TOOLSIFT_OPENSEARCH_URL": settings.effective_url, "TOOLSIFT_INDEX": alias,
+                "TOOLSIFT_MULTI_NEED": multi_need, "TOOLSIFT_QUERY_LOG": "false", "TOOLSIFT_RETRIEVER": "hybrid"})
+    config = os.environ.get("TOOLSIFT_CONFIG")
+    if config:
+        env["TOOLSIFT_CONFIG"] = config
+    return env
+
+
+def peer_available() -> bool:
+    """Whether the FastMCP peer can run here (``fastmcp`` installed: the ``bench`` extra)."""
+    from importlib.util import find_spec
+
+    return find_spec("fastmcp") is not None
+
+
+def run_request_eval(
+    client: OpenSearch,
+    settings: Settings,
+    dataset_dir: Path,
+    *,
+    embedder: Embedder,
+    limit: int | None = None,
+    peer: bool = True,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> RequestEvalResult:
+    """Every row of the whole-request evaluation on a LiveMCPBench folder (see the module's protocol).
+
+    Raises:
+        CatalogError: the folder is not a LiveMCPBench folder.
+    """
+    started = time.perf_counter()
+    benchmark = load_benchmark(Path(dataset_dir), tool_id_for=mcp_tool_id)
+    if benchmark.format != "livemcpbench":
+        raise CatalogError(f"{dataset_dir}: --level request needs a LiveMCPBench folder (tools.json + "
+                           f"all_annotations.json), found a {benchmark.format} folder")
+    tool_gold = gold_tool_names(benchmark)
+    agent_gold = gold_agents(benchmark)
+    tasks = [t for t in benchmark.queries if t in tool_gold and t in agent_gold]
+    tasks = tasks[:limit] if limit else tasks
+    questions = {t: benchmark.queries[t] for t in tasks}
+    half_a, half_b = tasks[0::2], tasks[1::2]
+
+    alias = eval_index_name(benchmark)
+    ensure_eval_index(client, settings, embedder, alias, benchmark.catalog_path, benchmark.catalog_format)
+    local = settings.with_overrides(index=alias, query_log=False)
+    backend = SearchBackend(client, local, embedder=embedder, source="eval")
+    rows: list[RequestRow] = []
+
+    def add(name: str, via: str, run: tuple[dict[str, Answer], list[float]], *, main: bool = False,
+            is_peer: bool = False) -> None:
+        answers, latencies = run
+        rows.append(RequestRow(name, via, score_answers(answers, tool_gold, agent_gold, tasks),
+                               score_answers(answers, tool_gold, agent_gold, half_a),
+                               score_answers(answers, tool_gold, agent_gold, half_b),
+                               _percentiles(latencies), main=main, peer=is_peer))
+
+    def tick(name: str) -> Callable[[int], None]:
+        return lambda done: progress(name, done, len(tasks)) if progress else None
+
+    # toolsift through its MCP server, as an agent calls it
+    agents_by_id: dict[str, str] = {}
+
+    def toolsift_entry(entry: dict[str, Any]) -> tuple[str, str]:
+        tool_id = str(entry.get("id", ""))
+        if tool_id not in agents_by_id:
+            sources = backend.tool_sources([tool_id], tenant=None)
+            agents_by_id[tool_id] = str(sources.get(tool_id, {}).get("agent_id") or "")
+        return str(entry.get("original_name") or entry.get("name")), agents_by_id[tool_id]
+
+    toolsift = [sys.executable, "-m", "toolsift.cli.main", "serve", "mcp"]
+    for multi_need, label, main in (("auto", "toolsift search_tools (default: multi-need, hybrid)", True),
+                                    ("off", "toolsift search_tools, multi_need off (one multi-field hybrid query)", False)):
+        add(label, "MCP stdio", _over_mcp(toolsift, _toolsift_mcp_env(local, alias, multi_need), questions,  # type: ignore[arg-type]
+                                          toolsift_entry, tick(label), {"top_k": TOP_K}), main=main)
+    for retriever, word in (("bm25", "BM25"), ("minilm", "MiniLM")):
+        for multi_need, what in (("on", "multi-need"), ("off", "one multi-field query")):
+            label = f"toolsift {what}, {word}"
+            add(label, "in-process", _in_process(backend, questions, retriever=retriever,  # type: ignore[arg-type]
+                                                 multi_need=multi_need, progress=tick(label)))  # type: ignore[arg-type]
+
+    peer_note = "not run: fastmcp is not installed (pip install 'toolsift[bench]')"
+    if peer and peer_available():
+        from toolsift.evaluation.peer_fastmcp import first_owners
+
+        owners = first_owners(benchmark.catalog_path)
+
+        def peer_entry(entry: dict[str, Any]) -> tuple[str, str]:
+            name = str(entry.get("name", ""))
+            server = owners.get(name)
+            tool_id = mcp_tool_id(server, name) if server else ""
+            if tool_id and tool_id not in agents_by_id:
+                sources = backend.tool_sources([tool_id], tenant=None)
+                agents_by_id[tool_id] = str(sources.get(tool_id, {}).get("agent_id") or "")
+            return name, agents_by_id.get(tool_id, "")
+
+        from importlib.metadata import version
+
+        label = "FastMCP search_tools (BM25SearchTransform) [peer]"
+        command = [sys.executable, "-m", "toolsift.evaluation.peer_fastmcp", str(benchmark.catalog_path)]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+        add(label, "MCP stdio", _over_mcp(command, env, questions, peer_entry, tick(label), {}), is_peer=True)
+        peer_note = f"fastmcp {version('fastmcp')}: the catalog's tools registered by name (first server wins a shared name), max_results {TOP_K}"
+
+    return RequestEvalResult(
+        dataset=benchmark.name,
+        n_tasks=len(tasks),
+        rows=rows,
+        index=backend.searcher().index.index,
+        protocol={
+            "requests": "each judged task's Question, whole (no steps, no rewrite file)",
+            "tool_gold": "the annotated tool names some server owns, any server; tool R@K = share of gold names "
+                         "among the names of the first K tools returned",
+            "agent_gold": "the servers owning those tools; a row's agents = the servers of its top 10 tools at first "
+                          "appearance; ir_measures R@5, nDCG@5 (binary)",
+            "halves": f"A = tasks at even positions ({len(half_a)}; server_weight calibrated there), "
+                      f"B = odd positions ({len(half_b)})",
+            "server_weight": settings.server_weight,
+            "latency": "client-measured per request, after one warm-up call; MCP rows include the definitions",
+            "peer": peer_note,
+            "limit": limit,
+            "seconds": round(time.perf_counter() - started, 1),
+        },
+    )
