@@ -60,6 +60,7 @@ __all__ = [
     "AgentRow",
     "AgentEvalResult",
     "gold_agents",
+    "load_livemcpbench",
     "agent_only_catalog",
     "run_agent_eval",
 ]
@@ -123,6 +124,19 @@ class AgentEvalResult:
                 "n_queries": self.n_queries, "index": self.index, "agent_only_index": self.agent_only_index,
                 "embedding_model": self.embedding_model, "rows": [r.to_dict() for r in self.rows],
                 "protocol": self.protocol}
+
+
+def load_livemcpbench(dataset_dir: Path, level: str) -> Benchmark:
+    """The LiveMCPBench folder ``dataset_dir`` (tool ids as the MCP loader indexes them) for ``--level level``.
+
+    Raises:
+        CatalogError: the folder is not a LiveMCPBench folder.
+    """
+    benchmark = load_benchmark(Path(dataset_dir), tool_id_for=mcp_tool_id)
+    if benchmark.format != "livemcpbench":
+        raise CatalogError(f"{dataset_dir}: --level {level} needs a LiveMCPBench folder (tools.json + "
+                           f"all_annotations.json), found a {benchmark.format} folder")
+    return benchmark
 
 
 def gold_agents(benchmark: Benchmark) -> dict[str, dict[str, int]]:
@@ -197,10 +211,7 @@ def run_agent_eval(
         CatalogError: the folder is not a LiveMCPBench folder.
     """
     started = time.perf_counter()
-    benchmark = load_benchmark(Path(dataset_dir), tool_id_for=mcp_tool_id)
-    if benchmark.format != "livemcpbench":
-        raise CatalogError(f"{dataset_dir}: --level agent needs a LiveMCPBench folder (tools.json + "
-                           f"all_annotations.json), found a {benchmark.format} folder")
+    benchmark = load_livemcpbench(dataset_dir, "agent")
     qrels = gold_agents(benchmark)
     dropped = sorted(set(benchmark.queries) - set(qrels))
     tasks = list(qrels)[:limit] if limit else list(qrels)

@@ -38,11 +38,11 @@ from opensearchpy import OpenSearch
 
 from toolsift.config import MultiNeed, Retriever, Settings
 from toolsift.embedding import Embedder
-from toolsift.errors import CatalogError, ClusterError, ToolsiftError
-from toolsift.evaluation.agents import gold_agents
+from toolsift.errors import ClusterError, ToolsiftError
+from toolsift.evaluation.agents import gold_agents, load_livemcpbench
 from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.runner import ensure_eval_index, eval_index_name, ranked_run
-from toolsift.ingest.benchmarks import Benchmark, load_benchmark
+from toolsift.ingest.benchmarks import Benchmark
 from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.search.backend import SearchBackend
 from toolsift.search.records import SearchRequest
@@ -245,10 +245,7 @@ def run_request_eval(
         CatalogError: the folder is not a LiveMCPBench folder.
     """
     started = time.perf_counter()
-    benchmark = load_benchmark(Path(dataset_dir), tool_id_for=mcp_tool_id)
-    if benchmark.format != "livemcpbench":
-        raise CatalogError(f"{dataset_dir}: --level request needs a LiveMCPBench folder (tools.json + "
-                           f"all_annotations.json), found a {benchmark.format} folder")
+    benchmark = load_livemcpbench(dataset_dir, "request")
     tool_gold = gold_tool_names(benchmark)
     agent_gold = gold_agents(benchmark)
     tasks = [t for t in benchmark.queries if t in tool_gold and t in agent_gold]
