@@ -25,7 +25,6 @@ installed (the ``bench`` extra).
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
@@ -41,7 +40,7 @@ from toolsift.embedding import Embedder
 from toolsift.errors import ClusterError, ToolsiftError
 from toolsift.evaluation.agents import gold_agents, load_livemcpbench
 from toolsift.evaluation.metrics import evaluate
-from toolsift.evaluation.runner import ensure_eval_index, eval_index_name, ranked_run
+from toolsift.evaluation.runner import ensure_eval_index, eval_index_name, latency_summary, ranked_run
 from toolsift.ingest.benchmarks import Benchmark
 from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.search.backend import SearchBackend
@@ -130,17 +129,6 @@ def score_answers(answers: Mapping[str, Answer], tool_gold: Mapping[str, Sequenc
             "agent_R@5": round(scored["recall@5"], 4), "agent_nDCG@5": round(scored["ndcg@5"], 4)}
 
 
-def _percentiles(values: Sequence[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    if not ordered:
-        return {}
-
-    def rank(p: float) -> float:
-        return round(ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)], 2)
-
-    return {"p50": rank(50), "p95": rank(95)}
-
-
 # --- the systems ---------------------------------------------------------------------------------
 def _in_process(backend: SearchBackend, questions: Mapping[str, str], *, retriever: Retriever,
                 multi_need: MultiNeed, progress: Callable[[int], None]) -> tuple[dict[str, Answer], list[float]]:
@@ -173,7 +161,7 @@ def _names_from(result: Any) -> list[dict[str, Any]]:
 
 
 def _over_mcp(command: Sequence[str], env: Mapping[str, str], questions: Mapping[str, str],
-              agent_of: Callable[[dict[str, Any]], tuple[str, str]], progress: Callable[[int], None],
+              entry_of: Callable[[dict[str, Any]], tuple[str, str]], progress: Callable[[int], None],
               arguments: Mapping[str, Any]) -> tuple[dict[str, Answer], list[float]]:
     """Every question through ``search_tools`` of the MCP server ``command`` (stdio, the SDK's client)."""
     import anyio
@@ -193,7 +181,7 @@ def _over_mcp(command: Sequence[str], env: Mapping[str, str], questions: Mapping
                     t0 = time.perf_counter()
                     result = await client.call_tool("search_tools", {"query": question, **arguments})
                     latencies.append((time.perf_counter() - t0) * 1000)
-                    answers[task] = [agent_of(entry) for entry in _names_from(result)][:TOP_K]
+                    answers[task] = [entry_of(entry) for entry in _names_from(result)][:TOP_K]
                     progress(done)
 
     try:
@@ -265,20 +253,19 @@ def run_request_eval(
         rows.append(RequestRow(name, via, score_answers(answers, tool_gold, agent_gold, tasks),
                                score_answers(answers, tool_gold, agent_gold, half_a),
                                score_answers(answers, tool_gold, agent_gold, half_b),
-                               _percentiles(latencies), main=main, peer=is_peer))
+                               latency_summary(latencies), main=main, peer=is_peer))
 
     def tick(name: str) -> Callable[[int], None]:
         return lambda done: progress(name, done, len(tasks)) if progress else None
 
-    # toolsift through its MCP server, as an agent calls it
-    agents_by_id: dict[str, str] = {}
+    # Every catalog tool's server, looked up once: answers name tools by id (toolsift) or by name (the peer).
+    from toolsift.evaluation.peer_fastmcp import catalog_tools, first_owners
+
+    ids = [mcp_tool_id(server, tool["name"]) for server, tool in catalog_tools(benchmark.catalog_path)]
+    agent_of = {i: str(s.get("agent_id") or "") for i, s in backend.tool_sources(ids, tenant=None).items()}
 
     def toolsift_entry(entry: dict[str, Any]) -> tuple[str, str]:
-        tool_id = str(entry.get("id", ""))
-        if tool_id not in agents_by_id:
-            sources = backend.tool_sources([tool_id], tenant=None)
-            agents_by_id[tool_id] = str(sources.get(tool_id, {}).get("agent_id") or "")
-        return str(entry.get("original_name") or entry.get("name")), agents_by_id[tool_id]
+        return str(entry.get("original_name") or entry.get("name")), agent_of.get(str(entry.get("id", "")), "")
 
     toolsift = [sys.executable, "-m", "toolsift.cli.main", "serve", "mcp"]
     for multi_need, label, main in (("auto", "toolsift search_tools (default: multi-need, hybrid)", True),
@@ -293,18 +280,12 @@ def run_request_eval(
 
     peer_note = "not run: fastmcp is not installed (pip install 'toolsift[bench]')"
     if peer and peer_available():
-        from toolsift.evaluation.peer_fastmcp import first_owners
-
         owners = first_owners(benchmark.catalog_path)
 
         def peer_entry(entry: dict[str, Any]) -> tuple[str, str]:
             name = str(entry.get("name", ""))
             server = owners.get(name)
-            tool_id = mcp_tool_id(server, name) if server else ""
-            if tool_id and tool_id not in agents_by_id:
-                sources = backend.tool_sources([tool_id], tenant=None)
-                agents_by_id[tool_id] = str(sources.get(tool_id, {}).get("agent_id") or "")
-            return name, agents_by_id.get(tool_id, "")
+            return name, agent_of.get(mcp_tool_id(server, name), "") if server else ""
 
         from importlib.metadata import version
 

@@ -147,14 +147,12 @@ def _min_max(entities: list[RankedTool]) -> list[RankedTool]:
 
 class StepSource(Protocol):
     """What step-wise retrieval needs of a searcher (:class:`~toolsift.search.searcher.Searcher` is one):
-    its client, settings, embedder, index, search pipelines and agent names."""
+    its client, settings, embedder, index and agent names."""
 
     client: OpenSearch
     settings: Settings
     embedder: Embedder | None
     index: IndexInfo
-
-    def pipeline(self, name: str) -> str: ...
 
     def agent_names(self, tools: Sequence[RankedTool]) -> dict[str, str]: ...
 

@@ -331,10 +331,6 @@ class Searcher:
             self._steps = StepRetriever(self)
         return self._steps
 
-    def pipeline(self, name: str) -> str:
-        """The id of this index's search pipeline made from the template ``name``."""
-        return str(self._pipelines[name])
-
     def _check_kinds(self, retriever: Retriever) -> None:
         assert self.artifact is not None
         wanted = tuple(self.artifact.weights.kinds)
