@@ -232,6 +232,10 @@ def render_requests(result: dict[str, Any]) -> str:
     lines.append(markdown_table(["system", *(f"A {m}" for m in REQUEST_MEASURES), *(f"B {m}" for m in REQUEST_MEASURES)], [
         [r["name"], *(f"{r['half_a'][m]:.4f}" for m in REQUEST_MEASURES), *(f"{r['half_b'][m]:.4f}" for m in REQUEST_MEASURES)]
         for r in rows]))
+    if all(r.get("chinese") for r in rows):
+        lines += ["", "Tasks with a gold tool described in Chinese:", ""]
+        lines.append(markdown_table(["system", *REQUEST_MEASURES], [
+            [r["name"], *(f"{r['chinese'][m]:.3f}" for m in REQUEST_MEASURES)] for r in rows]))
     lines += ["", "Protocol:"] + [f"- {k}: {v}" for k, v in result["protocol"].items()]
     return "\n".join(lines)
 

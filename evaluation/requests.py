@@ -14,6 +14,8 @@ Protocol (printed with the table and stored in the JSON):
   stdio, definitions included); p50 / p95 nearest rank.
 * **Halves.** Tasks at even positions (in file order) are half A, where the multi-need parameters
   were calibrated (``server_weight``); odd positions are half B, reported apart.
+* **Chinese slice.** The tasks one of whose gold tools some server describes in Chinese (CJK
+  characters in its description), scored apart: what the English-only embedder meets there.
 
 Rows: toolsift's default (``search_tools`` over MCP: multi-need, hybrid), the same server with
 ``multi_need`` off (one multi-field hybrid query: the default before), the multi-need and one-query
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -53,6 +56,8 @@ __all__ = ["REQUEST_MEASURES", "RequestRow", "RequestEvalResult", "gold_tool_nam
 REQUEST_MEASURES: tuple[str, ...] = ("tool_R@5", "tool_R@10", "agent_R@5", "agent_nDCG@5")
 #: Tools asked for per request.
 TOP_K = 10
+#: A CJK unified ideograph: a description written in Chinese (or Japanese kanji).
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 #: An answer: the returned tools' (name, agent id), best first.
 Answer = list[tuple[str, str]]
 
@@ -69,11 +74,12 @@ class RequestRow:
     latency_ms: Mapping[str, float]
     main: bool = False
     peer: bool = False
+    chinese: Mapping[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "via": self.via, "metrics": dict(self.metrics), "half_a": dict(self.half_a),
-                "half_b": dict(self.half_b), "latency_ms": dict(self.latency_ms), "main": self.main,
-                "peer": self.peer}
+                "half_b": dict(self.half_b), "chinese": dict(self.chinese), "latency_ms": dict(self.latency_ms),
+                "main": self.main, "peer": self.peer}
 
 
 @dataclass(frozen=True)
@@ -253,7 +259,8 @@ def run_request_eval(
         rows.append(RequestRow(name, via, score_answers(answers, tool_gold, agent_gold, tasks),
                                score_answers(answers, tool_gold, agent_gold, half_a),
                                score_answers(answers, tool_gold, agent_gold, half_b),
-                               latency_summary(latencies), main=main, peer=is_peer))
+                               latency_summary(latencies), main=main, peer=is_peer,
+                               chinese=score_answers(answers, tool_gold, agent_gold, chinese)))
 
     def tick(name: str) -> Callable[[int], None]:
         return lambda done: progress(name, done, len(tasks)) if progress else None
@@ -261,7 +268,10 @@ def run_request_eval(
     # Every catalog tool's server, looked up once: answers name tools by id (toolsift) or by name (the peer).
     from toolsift.evaluation.peer_fastmcp import catalog_tools, first_owners
 
-    ids = [mcp_tool_id(server, tool["name"]) for server, tool in catalog_tools(benchmark.catalog_path)]
+    listed = catalog_tools(benchmark.catalog_path)
+    ids = [mcp_tool_id(server, tool["name"]) for server, tool in listed]
+    in_chinese = {tool["name"] for _, tool in listed if _CJK.search(str(tool.get("description") or ""))}
+    chinese = [t for t in tasks if in_chinese & set(tool_gold[t])]
     agent_of = {i: str(s.get("agent_id") or "") for i, s in backend.tool_sources(ids, tenant=None).items()}
 
     def toolsift_entry(entry: dict[str, Any]) -> tuple[str, str]:
@@ -308,6 +318,8 @@ def run_request_eval(
                           "appearance; ir_measures R@5, nDCG@5 (binary)",
             "halves": f"A = tasks at even positions ({len(half_a)}; server_weight calibrated there), "
                       f"B = odd positions ({len(half_b)})",
+            "chinese": f"{len(chinese)} tasks with a gold tool some server describes in Chinese "
+                       f"({len(in_chinese)} such tool names in the catalog)",
             "server_weight": settings.server_weight,
             "latency": "client-measured per request, after one warm-up call; MCP rows include the definitions",
             "peer": peer_note,

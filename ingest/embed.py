@@ -3,6 +3,12 @@
 Every non-empty text with a vector field in the model gets one; empty fields get no vector (the
 field is simply absent, so k-NN never matches a placeholder). Texts are encoded in one batch per
 chunk of documents.
+
+A response or examples that rule-based expansion derived (``ToolDoc.derived``) is matched by its words
+only and gets no vector: an identifier's words ("multiply fractions") and a "returns ..." clause are
+lexical evidence, and embedded, a two-word name sits close to every long request on a near topic
+(on Toolink, embedding them cost the MiniLM multi-field row 0.047 NDCG@10; ``docs/evaluation.md``). A
+derived description keeps its vector: it is the only text such a tool has.
 """
 
 from __future__ import annotations
@@ -19,11 +25,16 @@ __all__ = ["to_index_documents", "document_texts"]
 IndexDocument = dict[str, Any]
 
 
+def _lexical_only(doc: ToolDoc | AgentDoc, name: str) -> bool:
+    """Whether ``doc``'s field ``name`` was derived by rules other than a description (no vector)."""
+    return isinstance(doc, ToolDoc) and name != "description" and name in doc.derived
+
+
 def document_texts(doc: ToolDoc | AgentDoc) -> list[str]:
     """Every text of ``doc`` that gets an embedding, in a fixed order."""
     texts: list[str] = []
     for f in fields(doc):
-        if not f.metadata.get("vector"):
+        if not f.metadata.get("vector") or _lexical_only(doc, f.name):
             continue
         value = getattr(doc, f.name)
         if f.name == "parameters":
@@ -54,12 +65,13 @@ def _body(doc: ToolDoc | AgentDoc, vec: dict[str, list[float]]) -> IndexDocument
                 for p in value
             ]
         elif f.name == "examples":
-            body[F.examples] = [{"text": e, "vector": vec[e], **tenants} for e in value if e]
+            body[F.examples] = [{"text": e, **({} if _lexical_only(doc, f.name) else {"vector": vec[e]}), **tenants}
+                                for e in value if e]
         elif isinstance(value, tuple):
             body[f.name] = list(value)
         elif value is not None:
             body[f.name] = value
-            if f.metadata.get("vector") and value:
+            if f.metadata.get("vector") and value and not _lexical_only(doc, f.name):
                 body[vector_field(f.name)] = vec[value]
     if isinstance(doc, ToolDoc):
         body[F.entity] = "tool"

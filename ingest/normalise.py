@@ -41,6 +41,11 @@ otherwise: ``required: false``, ``optional: true``, a non-null ``default``, bein
 ``description``, ``parameters``, ``response``, ``examples``, ``function``, ``tags``, ``when_to_use``
 and ``limitations`` replaces the rule-based value when present; the name, the Full-Doc text and
 ``raw`` still come from the original documentation.
+
+**Fields still empty after that** are filled by :mod:`toolsift.ingest.derive`'s rules from the
+documentation's own words (a description from the name, method, path, tags and parameters; a response
+from a signature's return and the description's "returns ..." clause; the name as one user intent),
+and the document lists them in ``derived``.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolsift.errors import CatalogRecordError
+from toolsift.ingest.derive import derive_fields
 from toolsift.ingest.loaders.files import type_name
 from toolsift.ingest.records import AGENT_ID_PREFIX, RawAgent, RawTool
 from toolsift.mappings.model import AgentDoc, ParameterDoc, ToolDoc
@@ -239,6 +245,15 @@ def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHA
         for key in _PROFILE_TEXT_KEYS
     }
     tags = _tags(std) or _tags(view)
+    derived = derive_fields(
+        view, name=name, description=description, parameters=parameters, response=response,
+        examples=examples, tags=tags,
+    )
+    # The overview already is the name and parameters a derived description would repeat.
+    overview = tool_overview(name, description, [p.name for p in parameters])
+    description = description or derived.description
+    response = response or derived.response
+    examples = examples or derived.examples
 
     doc = ToolDoc(
         tool_id=tool_id,
@@ -253,8 +268,9 @@ def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHA
         tags=tags,
         when_to_use=profile["when_to_use"],
         limitations=profile["limitations"],
+        derived=derived.fields,
         # Each part was checked against the limit; together they are cut to it, not rejected.
-        overview=tool_overview(name, description, [p.name for p in parameters])[:max_field_chars],
+        overview=overview[:max_field_chars],
         full_doc=full_doc_text(documentation),
         raw=dict(documentation),
     )

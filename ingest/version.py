@@ -25,6 +25,7 @@ _HERE = Path(__file__).resolve().parent
 DOCUMENT_BUILDER_MODULES: tuple[str, ...] = (
     "records.py",
     "normalise.py",
+    "derive.py",
     "standardise_tasks.py",
     "standardise_answers.py",
     "standardise_required.py",

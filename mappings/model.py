@@ -39,7 +39,8 @@ __all__ = [
 #: Bumped whenever the derived mapping changes in a way that needs a new index version.
 #: 2: ``overview`` (text + vector) on tools and agents, the joint tool+agent representation.
 #: 3: ``tenants`` on tools, agents and the nested parameter / example sub-documents.
-SCHEMA_VERSION = 3
+#: 4: ``derived`` on tools: the fields rule-based expansion filled (:mod:`toolsift.ingest.derive`).
+SCHEMA_VERSION = 4
 
 Entity = Literal["tool", "agent"]
 
@@ -82,6 +83,9 @@ class ToolDoc:
         raw: the documentation exactly as the catalog gave it; stored, not indexed.
         tenants: the tenants allowed to see the tool (``toolsift ingest --tenant``); empty: public.
             Copied into every parameter and example sub-document, so nested k-NN filters on it.
+        derived: the fields the catalog left empty that rule-based expansion filled from the
+            documentation's own words (:mod:`toolsift.ingest.derive`), e.g. ``("response",
+            "examples")``; a search team can filter on it or drop those fields' weight.
     """
 
     tool_id: str = doc_field("keyword")
@@ -100,6 +104,7 @@ class ToolDoc:
     full_doc: str = doc_field("baseline_text", vector=True, default="")
     raw: dict[str, Any] = doc_field("stored", factory=dict)
     tenants: tuple[str, ...] = doc_field("keyword", factory=tuple)
+    derived: tuple[str, ...] = doc_field("keyword", factory=tuple)
 
     @property
     def content_hash(self) -> str:
@@ -137,6 +142,7 @@ class AgentDoc:
     full_doc: str = doc_field("baseline_text", vector=True, default="")
     raw: dict[str, Any] = doc_field("stored", factory=dict)
     tenants: tuple[str, ...] = doc_field("keyword", factory=tuple)
+    derived: tuple[str, ...] = doc_field("keyword", factory=tuple)
 
     @property
     def content_hash(self) -> str:
@@ -220,6 +226,7 @@ RERANK_SOURCE: tuple[str, ...] = (
     "tags",
     "when_to_use",
     "limitations",
+    "derived",
 )
 
 #: Longest reranker text; the models truncate to their token budget anyway.
@@ -230,7 +237,9 @@ def rerank_text(source: Mapping[str, Any]) -> str:
     """A tool (or agent) document as one text for a cross-encoder or Tool-Rank, from its ``_source``.
 
     Labelled lines in a fixed order (name, description, parameters, returns, Tool-DE profile), empty
-    parts left out, so the model sees the same layout for every catalog.
+    parts left out, so the model sees the same layout for every catalog. A response rule-based
+    expansion derived is left out too: it repeats the name, the signature and the description's own
+    "returns ..." clause, which the model reads already.
     """
     def text(key: str) -> str:
         value = source.get(key)
@@ -252,7 +261,8 @@ def rerank_text(source: Mapping[str, Any]) -> str:
             params.append(f"{p['name']}{flag}{desc}")
     if params:
         lines.append("parameters: " + "; ".join(params))
+    derived = source.get("derived") or ()
     for key, label in (("response", "returns"), ("when_to_use", "when to use"), ("limitations", "limitations"), ("tags", "tags")):
-        if text(key):
+        if text(key) and key not in derived:
             lines.append(f"{label}: {text(key)}")
     return "\n".join(lines)[:_RERANK_MAX_CHARS]

@@ -166,13 +166,22 @@ def test_quotes_that_belong_to_the_text_are_kept() -> None:
 
 
 def test_a_description_without_letters_or_digits_counts_as_none() -> None:
-    assert doc({"name": "n", "description": "."}).description == ""
+    tool = doc({"name": "n", "description": "."})
+    assert "description" in tool.derived and tool.description == "n."
 
 
-def test_a_missing_description_stays_empty_and_nothing_is_invented() -> None:
-    tool = doc({"name": "n"})
-    assert (tool.description, tool.parameters, tool.response, tool.examples) == ("", (), "", ())
+def test_a_missing_description_is_derived_from_the_name_alone_and_nothing_is_invented() -> None:
+    tool = doc({"name": "get_weather"})
+    assert (tool.description, tool.examples, tool.derived) == (
+        "get weather.", ("get weather",), ("description", "examples"))
+    assert (tool.parameters, tool.response) == ((), "")
     assert (tool.function, tool.tags, tool.when_to_use, tool.limitations) == ("", (), "", "")
+
+
+def test_a_field_the_catalog_filled_is_not_derived() -> None:
+    tool = doc({"name": "f", "description": "Adds. Returns the sum.", "response": "a number",
+                "examples": ["add two numbers"]})
+    assert (tool.response, tool.examples, tool.derived) == ("a number", ("add two numbers",), ())
 
 
 def test_a_description_that_is_not_text_is_rejected() -> None:
