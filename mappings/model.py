@@ -142,7 +142,6 @@ class AgentDoc:
     full_doc: str = doc_field("baseline_text", vector=True, default="")
     raw: dict[str, Any] = doc_field("stored", factory=dict)
     tenants: tuple[str, ...] = doc_field("keyword", factory=tuple)
-    derived: tuple[str, ...] = doc_field("keyword", factory=tuple)
 
     @property
     def content_hash(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +84,6 @@ def test_a_large_spec_with_operation_ids_only_gets_a_description_for_every_opera
         "/v1/apps": {"post": {"operationId": "apps_createInstance", "tags": ["Apps"]}},
     }}
     path = tmp_path / "spec.json"
-    import json
-
     path.write_text(json.dumps(spec))
     tools = [normalise_tool(r) for r in load_catalog(path) if isinstance(r, RawTool)]
     assert [t.derived for t in tools] == [("description", "examples"), ("description", "examples")]
