@@ -159,7 +159,7 @@ def run_mftr_eval(
                 if row.scoring == "mean":
                     weights = MFTRWeights.mean_of_fields(kinds)
                 elif row.scoring == "fixed":  # exactly the fixed field-weight ranker a search uses untrained
-                    weights = MFTRWeights.from_field_weights(settings.field_weights, kinds)
+                    weights = MFTRWeights.from_field_weights(settings.field_weights, kinds, settings.derived_weight)
                 else:
                     train = training_queries(signals, fold["train"], qrels, negatives, n_negatives)
                     recipe = {**training.__dict__, "penalty": row.scoring == "learned"}

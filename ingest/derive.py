@@ -13,18 +13,24 @@ document) filled is never touched. The tool document lists the fields it filled 
       builds beta testers get to many related. GET builds beta testers (id). Tags: Builds.
       Parameters: id, limit. Returns: 200 List of BetaTesters
 
-* **response** — a Python signature's return annotation (``-> float``), the names its ``return``
-  statement gives back (``return (numerator, denominator)``), and the description's own "returns …"
-  clause ("It returns the result of multiplying the two fractions").
 * **examples** — one user intent: the name as words ("multiply_fractions" → "multiply fractions"),
   the request a user of that function would make in its fewest words.
+
+A response is not derived. A signature's return annotation ("float") and the names its ``return``
+gives back were tried with the description's "returns …" clause: with the fixed field weights they cost
+Toolink's multi-field rows (BM25 0.4605 → 0.4388, hybrid 0.4667 → 0.4574 NDCG@10; the learned MFTR
+weights gained 0.01 from them): type names and a repeated clause are words most tools share.
+
+The fixed-weight ranker counts a derived field at :data:`~toolsift.config.Settings.derived_weight` of
+its weight (:class:`~toolsift.ranker.fusion.FieldWeightRanker`): text the catalog did not write is
+weaker evidence than text it did, and a two-word name normalised over the candidates would otherwise
+weigh as much as a catalog's own examples.
 
 What is measured with these rules, catalog by catalog, is in ``docs/evaluation.md``.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,11 +43,6 @@ __all__ = ["Derived", "derive_fields", "identifier_words"]
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^0-9A-Za-z\u00c0-\uffff]+")
 _PATH_PARAMETER = re.compile(r"\{([^}]*)\}")
-_RETURN_ANNOTATION = re.compile(r"\)\s*->\s*([^:\n]+?)\s*:")
-_RETURNS_CLAUSE = re.compile(
-    r"(?:^|[.;:!?]\s+|\band\s+|,\s*)(?:(?:it|this|the)\s+(?:\w+\s+){0,2})?returns?\b[:\s]+([^.;\n]+)",
-    re.IGNORECASE,
-)
 _MAX_NAMES = 12
 
 
@@ -50,15 +51,11 @@ class Derived:
     """Values for the fields a document left empty; ``fields`` names those filled (in field order)."""
 
     description: str = ""
-    response: str = ""
     examples: tuple[str, ...] = ()
 
     @property
     def fields(self) -> tuple[str, ...]:
-        return tuple(
-            name for name, value in (("description", self.description), ("response", self.response),
-                                     ("examples", self.examples)) if value
-        )
+        return tuple(name for name, value in (("description", self.description), ("examples", self.examples)) if value)
 
 
 def identifier_words(name: str) -> str:
@@ -80,63 +77,19 @@ def derive_fields(
     """What the rules in the module docstring give for each empty field of one tool.
 
     Args:
-        view: the tool's documentation (OpenAI's wrapper opened), read for a signature, method, path.
+        view: the tool's documentation (OpenAI's wrapper opened), read for an OpenAPI method and path.
         name, description, parameters, response, examples, tags: the fields as the catalog (or a
-            standardised document) filled them; a non-empty one is left alone.
+            standardised document) filled them; a non-empty one is left alone, and the response is
+            read into a derived description.
     """
-    new_response = "" if response else _response(view, description)
     new_examples: tuple[str, ...] = ()
     if not examples:
         intent = identifier_words(name)
         new_examples = (intent,) if intent else ()
     new_description = ""
     if not description:
-        new_description = _description(view, name, parameters, response or new_response, tags)
-    return Derived(description=new_description, response=new_response, examples=new_examples)
-
-
-# --- response -----------------------------------------------------------------------------------------
-
-
-def _signature_text(view: Mapping[str, Any]) -> str:
-    for key in ("func_description", "signature", "code"):
-        value = view.get(key)
-        if isinstance(value, str) and "def " in value:
-            return value
-    return ""
-
-
-def _returned_names(code: str) -> list[str]:
-    """The names a ``return`` line gives back: ``return (a, b)`` → ``[a, b]``; others → ``[]``."""
-    names: list[str] = []
-    for line in code.splitlines():
-        stripped = line.strip()
-        if not stripped.startswith("return "):
-            continue
-        try:
-            node = ast.parse(stripped[len("return "):], mode="eval").body
-        except SyntaxError:
-            continue
-        items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
-        for item in items:
-            if isinstance(item, ast.Name):
-                names.append(identifier_words(item.id))
-            elif isinstance(item, ast.Attribute):
-                names.append(identifier_words(item.attr))
-    return list(dict.fromkeys(n for n in names if n))
-
-
-def _response(view: Mapping[str, Any], description: str) -> str:
-    parts: list[str] = []
-    code = _signature_text(view)
-    if code:
-        annotation = _RETURN_ANNOTATION.search(code)
-        if annotation:
-            parts.append(annotation.group(1).strip())
-        parts.append(", ".join(_returned_names(code)))
-    clauses = [m.group(1).strip() for m in _RETURNS_CLAUSE.finditer(description)]
-    parts.extend(c for c in clauses if c)
-    return "; ".join(dict.fromkeys(p for p in parts if p))
+        new_description = _description(view, name, parameters, response, tags)
+    return Derived(description=new_description, examples=new_examples)
 
 
 # --- description --------------------------------------------------------------------------------------

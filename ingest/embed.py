@@ -4,11 +4,11 @@ Every non-empty text with a vector field in the model gets one; empty fields get
 field is simply absent, so k-NN never matches a placeholder). Texts are encoded in one batch per
 chunk of documents.
 
-A response or examples that rule-based expansion derived (``ToolDoc.derived``) is matched by its words
-only and gets no vector: an identifier's words ("multiply fractions") and a "returns ..." clause are
-lexical evidence, and embedded, a two-word name sits close to every long request on a near topic
-(on Toolink, embedding them cost the MiniLM multi-field row 0.047 NDCG@10; ``docs/evaluation.md``). A
-derived description keeps its vector: it is the only text such a tool has.
+Examples that rule-based expansion derived (``ToolDoc.derived``: the name as words) are matched by
+their words only and get no vector: an identifier's words ("multiply fractions") are lexical evidence,
+and embedded, a two-word name sits close to every long request on a near topic (on Toolink, embedding
+them cost the MiniLM multi-field row 0.042 NDCG@10; ``docs/evaluation.md``). A derived description
+keeps its vector: it is the only text such a tool has.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ IndexDocument = dict[str, Any]
 
 
 def _lexical_only(doc: ToolDoc | AgentDoc, name: str) -> bool:
-    """Whether ``doc``'s field ``name`` was derived by rules other than a description (no vector)."""
-    return isinstance(doc, ToolDoc) and name != "description" and name in doc.derived
+    """Whether ``doc``'s field ``name`` holds derived examples (no vector)."""
+    return isinstance(doc, ToolDoc) and name == "examples" and name in doc.derived
 
 
 def document_texts(doc: ToolDoc | AgentDoc) -> list[str]:

@@ -43,9 +43,8 @@ and ``limitations`` replaces the rule-based value when present; the name, the Fu
 ``raw`` still come from the original documentation.
 
 **Fields still empty after that** are filled by :mod:`toolsift.ingest.derive`'s rules from the
-documentation's own words (a description from the name, method, path, tags and parameters; a response
-from a signature's return and the description's "returns ..." clause; the name as one user intent),
-and the document lists them in ``derived``.
+documentation's own words (a description from the name, method, path, tags, parameters and response;
+the name as one user intent), and the document lists them in ``derived``.
 """
 
 from __future__ import annotations
@@ -252,7 +251,6 @@ def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHA
     # The overview already is the name and parameters a derived description would repeat.
     overview = tool_overview(name, description, [p.name for p in parameters])
     description = description or derived.description
-    response = response or derived.response
     examples = examples or derived.examples
 
     doc = ToolDoc(

@@ -84,8 +84,9 @@ class ToolDoc:
         tenants: the tenants allowed to see the tool (``toolsift ingest --tenant``); empty: public.
             Copied into every parameter and example sub-document, so nested k-NN filters on it.
         derived: the fields the catalog left empty that rule-based expansion filled from the
-            documentation's own words (:mod:`toolsift.ingest.derive`), e.g. ``("response",
-            "examples")``; a search team can filter on it or drop those fields' weight.
+            documentation's own words (:mod:`toolsift.ingest.derive`), e.g. ``("examples",)``; the
+            fixed-weight ranker counts those fields at ``derived_weight`` of their weight, and a
+            search team can filter on it.
     """
 
     tool_id: str = doc_field("keyword")
@@ -225,7 +226,6 @@ RERANK_SOURCE: tuple[str, ...] = (
     "tags",
     "when_to_use",
     "limitations",
-    "derived",
 )
 
 #: Longest reranker text; the models truncate to their token budget anyway.
@@ -236,9 +236,7 @@ def rerank_text(source: Mapping[str, Any]) -> str:
     """A tool (or agent) document as one text for a cross-encoder or Tool-Rank, from its ``_source``.
 
     Labelled lines in a fixed order (name, description, parameters, returns, Tool-DE profile), empty
-    parts left out, so the model sees the same layout for every catalog. A response rule-based
-    expansion derived is left out too: it repeats the name, the signature and the description's own
-    "returns ..." clause, which the model reads already.
+    parts left out, so the model sees the same layout for every catalog.
     """
     def text(key: str) -> str:
         value = source.get(key)
@@ -260,8 +258,7 @@ def rerank_text(source: Mapping[str, Any]) -> str:
             params.append(f"{p['name']}{flag}{desc}")
     if params:
         lines.append("parameters: " + "; ".join(params))
-    derived = source.get("derived") or ()
     for key, label in (("response", "returns"), ("when_to_use", "when to use"), ("limitations", "limitations"), ("tags", "tags")):
-        if text(key) and key not in derived:
+        if text(key):
             lines.append(f"{label}: {text(key)}")
     return "\n".join(lines)[:_RERANK_MAX_CHARS]

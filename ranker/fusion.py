@@ -2,8 +2,11 @@
 
 For every field f and score kind k (BM25, dense cosine) the candidates' raw scores are min-max
 normalised to [0, 1]; a field's score is the mean over the kinds in use; a tool's score is
-Σ_f w_f · S_f. Every result carries its per-field scores and weighted contributions, so a person can
-see why it ranked where it did. The learned MFTR scorer (penalties, bias, trained weights) replaces
+Σ_f w_f · S_f, where a field rule-based expansion derived for that tool (``derived``, e.g. examples
+that are its name as words) counts at ``derived_weight`` · w_f: text the catalog did not write is
+weaker evidence, and a few words normalised over the candidates would otherwise weigh as much as a
+catalog's own examples. Every result carries its per-field scores and weighted contributions, so a
+person can see why it ranked where it did. The learned MFTR scorer (penalties, bias, trained weights) replaces
 this stage behind the same :class:`~toolsift.ranker.types.Ranker` protocol.
 """
 
@@ -36,6 +39,8 @@ class FieldWeightRanker:
 
     Args:
         field_weights: weight per MFTR field (description, parameters, response, examples).
+        derived_weight: the share of its weight a field counts with where the tool's field was
+            derived by rules (:attr:`~toolsift.records.FieldSignals.derived`).
 
     Example:
         >>> ranker = FieldWeightRanker({"description": 1.0, "parameters": 0.0, "response": 0.0, "examples": 0.0})
@@ -44,8 +49,9 @@ class FieldWeightRanker:
 
     name = "field-weights-v0"
 
-    def __init__(self, field_weights: Mapping[str, float]) -> None:
+    def __init__(self, field_weights: Mapping[str, float], derived_weight: float = 1.0) -> None:
         self.field_weights = {f: float(field_weights.get(f, 0.0)) for f in FIELDS}
+        self.derived_weight = float(derived_weight)
 
     def rank(self, candidates: Sequence[FieldSignals], top_k: int) -> list[RankedTool]:
         if not candidates:
@@ -58,7 +64,10 @@ class FieldWeightRanker:
         ranked: list[RankedTool] = []
         for i, cand in enumerate(candidates):
             field_scores = {f: normalised[f][i] for f in FIELDS}
-            contributions = {f: self.field_weights[f] * field_scores[f] for f in FIELDS}
+            contributions = {
+                f: self.field_weights[f] * field_scores[f] * (self.derived_weight if f in cand.derived else 1.0)
+                for f in FIELDS
+            }
             ranked.append(
                 RankedTool.from_signals(
                     cand,

@@ -51,6 +51,9 @@ class MFTRWeights:
         normalise: min-max normalise each field score per kind over a query's candidates before
             weighting — the fixed-weight ranker's scale (:meth:`from_field_weights`); learned MFTR
             weights read raw scores.
+        derived_weight: with ``normalise``, a field rule-based expansion derived for a candidate
+            (:attr:`~toolsift.records.FieldSignals.derived`) counts at this share, as in the
+            fixed-weight ranker; learned weights read derived fields like any other.
     """
 
     kinds: tuple[str, ...]
@@ -63,6 +66,7 @@ class MFTRWeights:
     penalty: bool = True
     features: tuple[str, ...] = FIELDS
     normalise: bool = False
+    derived_weight: float = 1.0
 
     @classmethod
     def initial(
@@ -99,7 +103,9 @@ class MFTRWeights:
         )
 
     @classmethod
-    def from_field_weights(cls, field_weights: Mapping[str, float], kinds: Sequence[str]) -> MFTRWeights:
+    def from_field_weights(
+        cls, field_weights: Mapping[str, float], kinds: Sequence[str], derived_weight: float = 1.0
+    ) -> MFTRWeights:
         """The fixed-weight ranker (:class:`~toolsift.ranker.fusion.FieldWeightRanker`) as tunable weights.
 
         That ranker scores Σ_f w_f · mean_k minmax_k(S_f); with each kind weighted w_f / K over
@@ -118,6 +124,7 @@ class MFTRWeights:
             w_req={k: 0.0 for k in kinds},
             w_opt={k: 0.0 for k in kinds},
             normalise=True,
+            derived_weight=float(derived_weight),
         )
 
     def field_shares(self, kind: str) -> dict[str, float]:
@@ -150,6 +157,7 @@ class MFTRWeights:
             "penalty": self.penalty,
             "features": list(self.features),
             "normalise": self.normalise,
+            "derived_weight": self.derived_weight,
         }
 
     @classmethod
@@ -167,6 +175,7 @@ class MFTRWeights:
             alpha=float(data.get("alpha", ALPHA)),
             penalty=bool(data.get("penalty", True)),
             normalise=bool(data.get("normalise", False)),
+            derived_weight=float(data.get("derived_weight", 1.0)),
         )
 
 
@@ -347,7 +356,14 @@ class MFTRRanker:
             )
         batch = features(candidates, kinds, names=self.weights.features)
         if self.weights.normalise:
-            batch = replace(batch, fields=normalise_columns(batch.fields))
+            fields_t = normalise_columns(batch.fields)
+            if self.weights.derived_weight != 1.0 and any(c.derived for c in candidates):
+                share = torch.tensor(
+                    [[self.weights.derived_weight if f in c.derived else 1.0 for f in self.weights.features]
+                     for c in candidates], dtype=fields_t.dtype,
+                )
+                fields_t = fields_t * share[:, None, :]
+            batch = replace(batch, fields=fields_t)
         return batch
 
     def rank(self, candidates: Sequence[FieldSignals], top_k: int, batch: FeatureBatch | None = None) -> list[RankedTool]:

@@ -161,6 +161,6 @@ def ranking_pipeline(
     and the ranker service alike: ``base`` (default: MFTR over ``artifact``'s learned weights, else the
     fixed ``field_weights``) plus the ``reranker`` setting's model; the weights' digest tags it."""
     if base is None:
-        base = MFTRRanker(artifact.weights) if artifact is not None else FieldWeightRanker(settings.field_weights)
+        base = MFTRRanker(artifact.weights) if artifact is not None else FieldWeightRanker(settings.field_weights, settings.derived_weight)
     version = artifact.tag if artifact is not None else None
     return RankingPipeline.from_settings(base, settings, weights_version=version)

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolsift.config import FIELDS
 from toolsift.records import FieldSignals, ParameterMatch
 from toolsift.query.structured import StructuredQuery
 from toolsift.records import RankedTool
@@ -63,6 +64,7 @@ class Candidate(BaseModel):
     parameter_names: list[tuple[str, bool]] = Field(default_factory=list)
     arguments: int = Field(0, ge=0)
     document: str = Field("", max_length=MAX_DOCUMENT_CHARS)
+    derived: list[str] = Field(default_factory=list, max_length=len(FIELDS))
 
     @classmethod
     def from_signals(cls, s: FieldSignals) -> Candidate:
@@ -76,6 +78,7 @@ class Candidate(BaseModel):
             parameters={k: [ParameterMatchModel.model_construct(name=m.name, required=m.required, score=m.score)
                             for m in v] for k, v in s.parameters.items()},
             parameter_names=list(s.parameter_names), arguments=s.arguments, document=s.document,
+            derived=list(s.derived),
         )
 
     def signals(self) -> FieldSignals:
@@ -93,6 +96,7 @@ class Candidate(BaseModel):
             parameter_names=tuple((str(n), bool(r)) for n, r in self.parameter_names),
             arguments=self.arguments,
             document=self.document,
+            derived=tuple(self.derived),
         )
 
 
@@ -156,6 +160,7 @@ class RankedResult(BaseModel):
     raw_scores: dict[str, dict[str, float]] = Field(default_factory=dict)
     missing_required: list[str] = Field(default_factory=list)
     first_stage_rank: int = 0
+    derived: list[str] = Field(default_factory=list, max_length=len(FIELDS))
 
     @classmethod
     def from_tool(cls, t: RankedTool) -> RankedResult:
@@ -175,6 +180,7 @@ class RankedResult(BaseModel):
             first_stage_rank=self.first_stage_rank,
             base_score=self.base_score,
             reranker_score=self.reranker_score,
+            derived=tuple(self.derived),
         )
 
 

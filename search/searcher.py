@@ -91,7 +91,7 @@ class Searcher:
             ranker = ranker or MFTRRanker(self.artifact.weights)
             self.first_stage_weights = self.artifact.weights.first_stage_weights()
             tag = self.artifact.tag
-        self.ranker: Ranker = ranker or FieldWeightRanker(settings.field_weights)
+        self.ranker: Ranker = ranker or FieldWeightRanker(settings.field_weights, settings.derived_weight)
         self.ranking: RankingService = ranking or self._ranking_from_settings()
         #: Whether candidates travel with their text (a reranker reads it).
         self.reranks = settings.ranker_url is not None or getattr(self.ranking, "reranker", None) is not None

@@ -105,6 +105,11 @@ class Settings(BaseSettings):
     )
     candidates: int = Field(100, ge=1, le=1000, description="First-stage candidates re-scored per query.")
     field_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS))
+    derived_weight: float = Field(
+        0.5, ge=0.0, le=1.0,
+        description="The fixed field weights count a field that rule-based expansion derived (ToolDoc.derived) "
+        "at this share of its weight (chosen on APIBank, reported on Toolink; docs/evaluation.md).",
+    )
     agent_top_entities: int = Field(
         50, ge=1, description="Algorithm 1's N: tool+agent entities taken before owner aggregation."
     )

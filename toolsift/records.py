@@ -50,6 +50,8 @@ class HitIdentity:
     name: str
     entity: str
     agent_id: str | None
+    #: The fields rule-based expansion filled (``ToolDoc.derived``).
+    derived: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class FieldSignals:
         arguments: how many extracted arguments the query had.
         document: the tool's text for a second-stage reranker (:func:`~toolsift.mappings.rerank_text`),
             when it was fetched; empty otherwise.
+        derived: the fields of the tool that rule-based expansion filled (``ToolDoc.derived``).
     """
 
     doc_id: str
@@ -89,6 +92,7 @@ class FieldSignals:
     parameter_names: tuple[tuple[str, bool], ...] = ()
     arguments: int = 0
     document: str = ""
+    derived: tuple[str, ...] = ()
 
     def missing_required(
         self, kinds: Iterable[str], is_missing: Callable[[str, int, ParameterMatch], bool]
@@ -120,6 +124,8 @@ class RankedTool:
         first_stage_rank: 1-based rank in OpenSearch's candidate list (0: not from the first stage).
         base_score: the base ranker's (MFTR's) score when a reranker changed ``score``.
         reranker_score: the second-stage reranker's score (P(true) for Tool-Rank), when it ran.
+        derived: the tool's fields rule-based expansion filled; the fixed-weight ranker counts their
+            contributions at ``derived_weight`` of the field weight.
     """
 
     doc_id: str
@@ -134,6 +140,7 @@ class RankedTool:
     first_stage_rank: int = 0
     base_score: float | None = None
     reranker_score: float | None = None
+    derived: tuple[str, ...] = ()
 
     @classmethod
     def from_signals(
@@ -157,6 +164,7 @@ class RankedTool:
             raw_scores={k: dict(v) for k, v in cand.fields.items()},
             missing_required=missing_required,
             first_stage_rank=cand.first_stage_rank,
+            derived=cand.derived,
         )
 
 

@@ -140,7 +140,7 @@ class Workbench:
         artifact = self.searcher.artifact
         self.current = Proposal(
             current_weights(artifact.weights if artifact else None, self.settings.field_weights,
-                            self.settings.retriever),
+                            self.settings.retriever, self.settings.derived_weight),
             self.reranking.fusion_weight if self.reranking else None,
         )
         self._set_candidates.clear()

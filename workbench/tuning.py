@@ -48,11 +48,11 @@ class Proposal:
 
 
 def current_weights(artifact_weights: MFTRWeights | None, field_weights: Mapping[str, float],
-                    retriever: Retriever) -> MFTRWeights:
+                    retriever: Retriever, derived_weight: float = 1.0) -> MFTRWeights:
     """The weights the searcher ranks with, as sliders: the learned ones, else the fixed ones."""
     if artifact_weights is not None:
         return artifact_weights
-    return MFTRWeights.from_field_weights(field_weights, kinds_for(retriever))
+    return MFTRWeights.from_field_weights(field_weights, kinds_for(retriever), derived_weight)
 
 
 def parse_weights(data: Mapping[str, Any], like: MFTRWeights) -> MFTRWeights:
@@ -70,6 +70,8 @@ def parse_weights(data: Mapping[str, Any], like: MFTRWeights) -> MFTRWeights:
     if proposed.kinds != like.kinds or proposed.features != like.features:
         raise BadQueryError(f"weights: kinds {list(proposed.kinds)} / features {list(proposed.features)} do not "
                             f"match the ranking's {list(like.kinds)} / {list(like.features)}")
+    if not 0.0 <= proposed.derived_weight <= 1.0:
+        raise BadQueryError(f"weights: derived_weight must be within [0, 1], not {proposed.derived_weight}")
     for kind in proposed.kinds:
         values = [*proposed.field_weights[kind].values(), proposed.tau[kind], proposed.w_req[kind], proposed.w_opt[kind]]
         if not all(abs(v) < 1e6 for v in values):

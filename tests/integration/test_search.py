@@ -158,9 +158,11 @@ def test_every_multi_field_result_explains_its_score_field_by_field(
             assert set(tool.raw_scores[kind]) == set(FIELDS)
         for field in FIELDS:
             assert 0.0 <= tool.field_scores[field] <= 1.0
-            assert tool.contributions[field] == pytest.approx(weights[field] * tool.field_scores[field])
+            share = apibank.derived_weight if field in tool.derived else 1.0  # APIBank's examples are its names
+            assert tool.contributions[field] == pytest.approx(weights[field] * share * tool.field_scores[field])
         assert sum(tool.contributions.values()) == pytest.approx(tool.score, abs=1e-9)
         assert tool.first_stage_rank >= 1
+    assert all(tool.derived == ("examples",) for tool in result.tools)
     # The best candidate of a field scores 1 there (min-max over the candidates).
     assert max(t.field_scores["description"] for t in result.tools) == pytest.approx(1.0)
 
@@ -331,12 +333,14 @@ def test_the_search_command_prints_json_with_per_field_scores(base_settings: Any
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
     assert answer["method"] == "multi-field" and answer["level"] == "tool"
-    assert len(answer["tools"]) == 3
-    top = answer["tools"][0]
-    assert (top["rank"], top["id"], top["name"]) == (1, "apibank_tool_35", "Wiki")
-    assert set(top["field_scores"]) == set(FIELDS)
-    assert set(top["contributions"]) == set(FIELDS)
-    assert sum(top["contributions"].values()) == pytest.approx(top["score"], abs=1e-3)
+    assert [t["rank"] for t in answer["tools"]] == [1, 2, 3]
+    # Close call: Wiki's name-as-intent ("wiki", derived) misses "wikipedia" while AIConferenceSearch's
+    # matches "search"; which of the two is first moves with the derived weight (docs/evaluation.md).
+    assert ("apibank_tool_35", "Wiki") in {(t["id"], t["name"]) for t in answer["tools"][:2]}
+    for tool in answer["tools"]:
+        assert set(tool["field_scores"]) == set(FIELDS)
+        assert set(tool["contributions"]) == set(FIELDS)
+        assert sum(tool["contributions"].values()) == pytest.approx(tool["score"], abs=1e-3)
 
 
 def test_the_search_command_adds_a_task_instruction_as_one_more_tool_need(base_settings: Any, apibank: Any) -> None:

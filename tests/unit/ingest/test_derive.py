@@ -32,24 +32,13 @@ def test_identifiers_become_lower_case_words() -> None:
     assert identifier_words("get-weread_rank") == "get weread rank"
 
 
-def test_a_toolink_tool_gets_a_response_from_its_return_statement_and_description() -> None:
+def test_a_toolink_tool_gets_its_name_as_a_user_intent_and_no_response() -> None:
     description = ("This method takes two arguments, 'fraction_1' and 'fraction_2'. "
                    "It returns the result of multiplying the two fractions.")
     derived = derive({"name": "multiply_fractions", "func_description": TOOLINK_SIGNATURE},
                      description=description)
-    assert derived.response == "numerator, denominator; the result of multiplying the two fractions"
     assert derived.examples == ("multiply fractions",)
-    assert derived.fields == ("response", "examples")
-
-
-def test_a_return_annotation_is_a_response() -> None:
-    derived = derive({"name": "area", "signature": "def area(r: float) -> float:\n    return math.pi"})
-    assert derived.response == "float; pi"
-
-
-def test_a_return_of_an_expression_gives_no_names() -> None:
-    derived = derive({"name": "f", "func_description": "def f(t):\n    return [v for v in t if v]"})
-    assert derived.response == ""
+    assert derived.fields == ("examples",)  # a return type or a repeated "returns" clause is not a response
 
 
 def test_an_openapi_operation_without_text_is_described_by_its_method_path_tags_and_parameters() -> None:
@@ -66,7 +55,7 @@ def test_an_openapi_operation_without_text_is_described_by_its_method_path_tags_
 def test_fields_the_catalog_filled_are_never_replaced() -> None:
     derived = derive({"name": "f", "func_description": TOOLINK_SIGNATURE}, description="Adds. It returns x.",
                      response="a number", examples=("add numbers",))
-    assert (derived.description, derived.response, derived.examples, derived.fields) == ("", "", (), ())
+    assert (derived.description, derived.examples, derived.fields) == ("", (), ())
 
 
 @given(st.dictionaries(st.sampled_from(["name", "func_description", "signature", "method", "path"]),
@@ -74,7 +63,8 @@ def test_fields_the_catalog_filled_are_never_replaced() -> None:
        st.text(max_size=80))
 def test_any_documentation_derives_text_without_raising(view: dict[str, Any], description: str) -> None:
     derived = derive(view, name=view.get("name") or "n", description=description)
-    assert all(isinstance(value, str) for value in (derived.description, derived.response, *derived.examples))
+    assert all(isinstance(value, str) for value in (derived.description, *derived.examples))
+    assert set(derived.fields) <= {"description", "examples"}
 
 
 def test_a_large_spec_with_operation_ids_only_gets_a_description_for_every_operation(tmp_path: Path) -> None:
@@ -90,7 +80,7 @@ def test_a_large_spec_with_operation_ids_only_gets_a_description_for_every_opera
     assert tools[1].description == "apps create instance. POST v1 apps. Tags: Apps."
 
 
-def test_a_derived_response_and_examples_are_indexed_for_their_words_only(embedder: Any) -> None:
+def test_derived_examples_are_indexed_for_their_words_only(embedder: Any) -> None:
     from toolsift.ingest.embed import document_texts, to_index_documents
 
     tool = normalise_tool(RawTool(source="t", position="1", tool_id=None, agent_id=None, documentation={
@@ -98,10 +88,9 @@ def test_a_derived_response_and_examples_are_indexed_for_their_words_only(embedd
         "description": "It returns the product of two fractions."}))
     body = to_index_documents(embedder, [tool])[0]
 
-    assert tool.derived == ("response", "examples")
-    assert "multiply fractions" not in document_texts(tool) and tool.response not in document_texts(tool)
+    assert tool.derived == ("examples",) and tool.response == ""
+    assert "multiply fractions" not in document_texts(tool)
     assert body["examples"] == [{"text": "multiply fractions"}]
-    assert "response_vector" not in body and body["response"].startswith("numerator, denominator")
     assert "description_vector" in body
 
 
@@ -113,10 +102,8 @@ def test_a_derived_description_keeps_its_vector_as_the_only_text_the_tool_has(em
     assert body["description"] == "get weather." and "description_vector" in body
 
 
-def test_a_reranker_reads_a_derived_description_but_not_a_derived_response() -> None:
+def test_a_reranker_reads_a_derived_description() -> None:
     from toolsift.mappings.model import rerank_text
 
-    source = {"name": "multiply_fractions", "description": "It returns the product.", "response": "numerator",
-              "derived": ["response", "examples"]}
-    assert rerank_text(source) == "name: multiply_fractions\ndescription: It returns the product."
-    assert "returns: numerator" in rerank_text({**source, "derived": []})
+    source = {"name": "get_weather", "description": "get weather.", "derived": ["description", "examples"]}
+    assert rerank_text(source) == "name: get_weather\ndescription: get weather."

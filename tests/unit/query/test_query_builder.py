@@ -667,6 +667,8 @@ def test_hit_identity_reads_doc_values_when_there_is_no_id() -> None:
     assert hit_identity(tool) == type(hit_identity(tool))("t1", "Weather", "tool", "agent:a")
     assert hit_identity(agent).doc_id == "agent:a"
     assert hit_identity(agent).name == "agent:a"  # no name doc value: the id stands in
+    assert hit_identity(tool).derived == ()
+    assert hit_identity({"fields": {**tool["fields"], "derived": ["examples"]}}).derived == ("examples",)
     with pytest.raises(BadQueryError):
         hit_identity({"fields": {}})
 

@@ -168,7 +168,8 @@ def test_candidates_built_from_signals_are_what_validating_the_same_signals_give
     signals = FieldSignals(doc_id="t", name="weather", entity="tool", agent_id="agent:w", first_stage_score=1.5,
                            first_stage_rank=2, fields={"bm25": {"description": 3.0}},
                            parameters={"bm25": (ParameterMatch("city", True, 0.7),)},
-                           parameter_names=(("city", True), ("unit", False)), arguments=1, document="doc")
+                           parameter_names=(("city", True), ("unit", False)), arguments=1, document="doc",
+                           derived=("examples",))
     built = Candidate.from_signals(signals)
 
     assert built.model_dump() == Candidate.model_validate(asdict(signals)).model_dump()

@@ -205,3 +205,23 @@ def test_the_field_weight_ranker_satisfies_the_ranker_protocol() -> None:
 
     assert ranker.name == "field-weights-v0"
     assert all(isinstance(r, RankedTool) for r in result)
+
+
+def test_a_derived_field_counts_at_the_derived_weight_of_its_field_weight() -> None:
+    from dataclasses import replace
+
+    weights = {"description": 1.0, "parameters": 0.0, "response": 0.0, "examples": 0.5}
+    # The name-as-intent of "conference_search" matches "search"; "wiki" does not match "wikipedia".
+    named = replace(_signals("named", bm25={"description": 6.0, "examples": 3.0}), derived=("examples",))
+    described = _signals("described", bm25={"description": 8.0})
+    floor = _signals("floor", bm25={"description": 2.0})
+    cands = [named, described, floor]
+
+    full = {r.doc_id: r for r in FieldWeightRanker(weights).rank(cands, top_k=3)}
+    halved = {r.doc_id: r for r in FieldWeightRanker(weights, derived_weight=0.5).rank(cands, top_k=3)}
+
+    assert full["named"].contributions["examples"] == pytest.approx(0.5)
+    assert halved["named"].contributions["examples"] == pytest.approx(0.25)
+    assert halved["named"].field_scores["examples"] == pytest.approx(1.0)  # the score shown is the field's own
+    assert [r.doc_id for r in FieldWeightRanker(weights).rank(cands, top_k=3)][0] == "named"
+    assert [r.doc_id for r in FieldWeightRanker(weights, derived_weight=0.5).rank(cands, top_k=3)][0] == "described"

@@ -41,6 +41,19 @@ def test_the_fixed_field_weights_as_sliders_rank_exactly_like_the_fixed_ranker()
     assert [round(t.score, 5) for t in tunable] == [round(t.score, 5) for t in fixed]
 
 
+def test_the_sliders_count_derived_fields_like_the_fixed_ranker() -> None:
+    from dataclasses import replace
+
+    signals = [replace(c, derived=("examples",) if i % 3 == 0 else ()) for i, c in enumerate(candidates())]
+    fixed = FieldWeightRanker(FIELD_WEIGHTS, derived_weight=0.5).rank(signals, top_k=30)
+    weights = MFTRWeights.from_field_weights(FIELD_WEIGHTS, ("bm25", "dense"), derived_weight=0.5)
+    tunable = MFTRRanker(MFTRWeights.from_dict(weights.to_dict())).rank(signals, top_k=30)
+    assert [t.doc_id for t in tunable] == [t.doc_id for t in fixed]
+    assert [round(t.score, 5) for t in tunable] == [round(t.score, 5) for t in fixed]
+    with pytest.raises(BadQueryError, match="derived_weight"):
+        parse_weights({"derived_weight": 2.0}, weights)
+
+
 def test_normalising_maps_each_column_to_0_1_and_a_constant_column_to_1_when_positive() -> None:
     import torch
 
