@@ -65,8 +65,7 @@ class FieldWeightRanker:
         for i, cand in enumerate(candidates):
             field_scores = {f: normalised[f][i] for f in FIELDS}
             contributions = {
-                f: self.field_weights[f] * field_scores[f] * (self.derived_weight if f in cand.derived else 1.0)
-                for f in FIELDS
+                f: self.field_weights[f] * field_scores[f] * cand.field_share(f, self.derived_weight) for f in FIELDS
             }
             ranked.append(
                 RankedTool.from_signals(

@@ -359,8 +359,8 @@ class MFTRRanker:
             fields_t = normalise_columns(batch.fields)
             if self.weights.derived_weight != 1.0 and any(c.derived for c in candidates):
                 share = torch.tensor(
-                    [[self.weights.derived_weight if f in c.derived else 1.0 for f in self.weights.features]
-                     for c in candidates], dtype=fields_t.dtype,
+                    [[c.field_share(f, self.weights.derived_weight) for f in self.weights.features] for c in candidates],
+                    dtype=fields_t.dtype,
                 )
                 fields_t = fields_t * share[:, None, :]
             batch = replace(batch, fields=fields_t)

@@ -94,6 +94,11 @@ class FieldSignals:
     document: str = ""
     derived: tuple[str, ...] = ()
 
+    def field_share(self, field_name: str, derived_weight: float) -> float:
+        """The share of its weight ``field_name`` counts with under fixed field weights:
+        ``derived_weight`` where rule-based expansion derived it for this tool, else 1."""
+        return derived_weight if field_name in self.derived else 1.0
+
     def missing_required(
         self, kinds: Iterable[str], is_missing: Callable[[str, int, ParameterMatch], bool]
     ) -> tuple[str, ...]:
