@@ -166,6 +166,8 @@ class ToolSearchService:
                 "missing_required_parameters": list(hit.missing_required), "tokens": tool.tokens,
                 "definition": tool.definition,
             }
+            if hit.prerequisite_of:  # a tool its server needs called before the one above it
+                entry["prerequisite_of"] = hit.prerequisite_of
             if call.explain:
                 entry["explain"] = {
                     "field_scores": {k: round(v, 4) for k, v in hit.field_scores.items()},

@@ -2,7 +2,8 @@
 
 Two passes over the catalog. The first normalises every record without writing anything, so bad
 records (malformed, missing names, wrong types, oversized, duplicate ids, unknown owners) are all
-known before the index is touched: with ``strict=True`` any of them stops the ingest with nothing
+known before the index is touched, and each server's tools are linked to their prerequisites
+(:mod:`toolsift.ingest.prerequisites`; the accepted tool documents are held until then): with ``strict=True`` any of them stops the ingest with nothing
 written; otherwise every valid record is indexed and the report lists the rejects. The second pass
 streams the records again, skips those whose content hash the index already holds, embeds the rest
 in batches and writes them with opensearch-py's ``streaming_bulk`` (429s retried with backoff;
@@ -31,6 +32,7 @@ from toolsift.errors import CatalogRecordError, CatalogRejectedError, IndexingEr
 from toolsift.ingest.embed import document_texts, to_index_documents
 from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.normalise import normalise_agent, normalise_tool
+from toolsift.ingest.prerequisites import link_prerequisites, with_prerequisites
 from toolsift.ingest.records import LoadedRecord, RawAgent, RawTool, RejectedRecord
 from toolsift.ingest.standardise_catalog import standardised_records
 from toolsift.ingest.version import document_builder_version
@@ -170,6 +172,8 @@ class _Validation:
     agents: int = 0
     tools: int = 0
     tenants: tuple[str, ...] = ()
+    #: Tool id → its prerequisites among the accepted tools (:mod:`toolsift.ingest.prerequisites`).
+    prerequisites: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _load(path: Path, fmt: str, standardiser: Standardiser | None) -> Iterator[LoadedRecord]:
@@ -184,6 +188,8 @@ def _validate(
     result = _Validation(tenants=tenants)
     first_seen: dict[str, str] = {}
     agent_ids: set[str] = set()
+    # Prerequisites link a server's tools to each other, so tool hashes wait for the whole catalog.
+    tools: list[ToolDoc] = []
     label = str(path)
     records = _load(path, fmt, standardiser)
     for count, (position, item) in enumerate(normalised_records(records, max_chars, tenants), start=1):
@@ -218,11 +224,15 @@ def _validate(
         if isinstance(item, AgentDoc):
             agent_ids.add(doc_id)
             result.agents += 1
+            result.hashes[doc_id] = item.content_hash
         else:
             result.tools += 1
-        result.hashes[doc_id] = item.content_hash
+            tools.append(item)
         result.accepted_positions.add(position)
         result.sources.add(item.source)
+    result.prerequisites = link_prerequisites(tools)
+    for tool in tools:
+        result.hashes[tool.tool_id] = with_prerequisites(tool, result.prerequisites).content_hash
     return result
 
 
@@ -430,6 +440,8 @@ def _actions(
                                              validation.tenants):
         if isinstance(item, CatalogRecordError) or position not in validation.accepted_positions:
             continue
+        if isinstance(item, ToolDoc):
+            item = with_prerequisites(item, validation.prerequisites)
         doc_id = _doc_id(item)
         done += 1
         if progress:

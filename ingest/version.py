@@ -26,6 +26,7 @@ DOCUMENT_BUILDER_MODULES: tuple[str, ...] = (
     "records.py",
     "normalise.py",
     "derive.py",
+    "prerequisites.py",
     "standardise_tasks.py",
     "standardise_answers.py",
     "standardise_required.py",

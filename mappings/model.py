@@ -40,7 +40,8 @@ __all__ = [
 #: 2: ``overview`` (text + vector) on tools and agents, the joint tool+agent representation.
 #: 3: ``tenants`` on tools, agents and the nested parameter / example sub-documents.
 #: 4: ``derived`` on tools: the fields rule-based expansion filled (:mod:`toolsift.ingest.derive`).
-SCHEMA_VERSION = 4
+#: 5: ``prerequisites`` on tools: the sibling tools a tool needs called first (:mod:`toolsift.ingest.prerequisites`).
+SCHEMA_VERSION = 5
 
 Entity = Literal["tool", "agent"]
 
@@ -87,6 +88,9 @@ class ToolDoc:
             documentation's own words (:mod:`toolsift.ingest.derive`), e.g. ``("examples",)``; the
             fixed-weight ranker counts those fields at ``derived_weight`` of their weight, and a
             search team can filter on it.
+        prerequisites: ids of the tools of the same server this tool needs called first (the
+            producers of its identifiers and coordinates, :mod:`toolsift.ingest.prerequisites`);
+            the multi-need search places them after it.
     """
 
     tool_id: str = doc_field("keyword")
@@ -106,6 +110,7 @@ class ToolDoc:
     raw: dict[str, Any] = doc_field("stored", factory=dict)
     tenants: tuple[str, ...] = doc_field("keyword", factory=tuple)
     derived: tuple[str, ...] = doc_field("keyword", factory=tuple)
+    prerequisites: tuple[str, ...] = doc_field("keyword", factory=tuple)
 
     @property
     def content_hash(self) -> str:

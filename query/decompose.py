@@ -18,19 +18,25 @@ whole request.
 :func:`file_needs` adds what a request implies without saying it as a clause: a file path in a clause
 is a need to write that file (``save it to /root/md/a.md``, ``a report in /root/pdf``) or, after a
 reading verb or ``from`` / ``under`` / ``located at``, to read it. The need is said in words a tool's
-description uses (``write markdown file to path``), the file type named from its extension
-(:data:`FILE_KINDS`). :func:`request_needs` is both: the split, then the file needs.
+description uses, the file type named from its extension (:data:`FILE_KINDS`): ``write pdf document
+file to path``. A plain-text format (:data:`TEXT_FORMATS`: Markdown, HTML, JSON, source code ...) is
+any editor's file, written and read by a catalog's generic file tools, so its need says ``text file``
+(``save it to /root/md/a.md`` → ``write text file to path``): the format's own name would pull its
+converters (``html_to_markdown``) above the file writer. The clause itself, searched as a need
+too, still names the format. :func:`request_needs` is both: the split, then the file needs.
 """
 
 from __future__ import annotations
 
 import re
 
+from collections.abc import Sequence
+
 from toolsift.errors import BadQueryError, ConfigError
 from toolsift.query.rewrite import MAX_TOOL_NEEDS
 from toolsift.query.structured import StructuredQuery, ToolNeed
 
-__all__ = ["ACTION_VERBS", "FILE_KINDS", "split_needs", "file_needs", "request_needs", "decompose"]
+__all__ = ["ACTION_VERBS", "FILE_KINDS", "TEXT_FORMATS", "split_needs", "file_needs", "request_needs", "decompose"]
 
 #: Verbs that start a new need after "and" or a comma (imperative requests to a tool-using agent).
 ACTION_VERBS: tuple[str, ...] = (
@@ -64,14 +70,23 @@ FILE_KINDS: dict[str, str] = {
     "mov": "video", "zip": "zip archive", "py": "python source code", "js": "javascript source code",
     "ts": "typescript source code",
 }
+#: Plain-text extensions: files any editor writes, so a generic file tool reads and writes them.
+TEXT_FORMATS: frozenset[str] = frozenset({
+    "md", "markdown", "txt", "rst", "log", "html", "htm", "json", "yaml", "yml", "xml", "csv", "py", "js", "ts",
+})
 #: A path: absolute or home-relative with one slash at least, or a bare file name with a known extension.
 _PATH = re.compile(
     r"(?<![\w/])(?:~?/[\w.\-]+(?:/[\w.\-]+)*/?|[\w\-]+\.(?:" + "|".join(sorted(FILE_KINDS, key=len, reverse=True)) + r"))(?![\w/])"
 )
 _READ_VERBS = frozenset({"read", "open", "load", "analyze", "analyse", "parse", "extract", "import", "use", "summarize",
-                         "summarise", "review", "check", "convert"})
-_WRITE_VERBS = frozenset({"save", "write", "store", "export", "generate", "create", "draft", "make", "produce", "put"})
-_READ_PREPOSITIONS = frozenset({"from", "under", "located", "at"})
+                         "summarise", "review", "check", "convert", "get", "list", "show", "insert", "attach",
+                         "embed", "upload"})
+_WRITE_VERBS = frozenset({"save", "write", "store", "export", "generate", "create", "draft", "make", "produce", "put",
+                          "give", "prepare"})
+#: Before a path, ``my`` names a file the user already has.
+_READ_PREPOSITIONS = frozenset({"from", "under", "located", "my"})
+_WRITE_PREPOSITIONS = frozenset({"to", "into"})
+_IRREGULAR = {"written": "write", "wrote": "write", "made": "make", "put": "put", "read": "read"}
 _CLAUSE_FOR_PATHS = re.compile(r"(?<=[.!?;,])\s+|\s+(?:and|then)\s+")
 
 
@@ -113,36 +128,68 @@ def split_needs(text: str, *, max_needs: int = MAX_TOOL_NEEDS) -> list[str]:
     return fragments or [text.strip()]
 
 
-def _file_kind(path: str) -> str:
+def _extension(path: str) -> str:
     name = path.rstrip("/.").rsplit("/", 1)[-1]
-    extension = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-    return FILE_KINDS.get(extension, "")
+    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
+
+
+def _file_kind(path: str) -> str:
+    """The file's kind in the words its need says: ``text`` for a plain-text format, else its type."""
+    extension = _extension(path)
+    return "text" if extension in TEXT_FORMATS else FILE_KINDS.get(extension, "")
+
+
+def _forms(word: str) -> set[str]:
+    """The word and the bases it may be inflected from (``saved`` → ``save``, ``stores`` → ``store``)."""
+    forms = {word}
+    for suffix, base in (("s", ""), ("es", ""), ("d", ""), ("ed", ""), ("ing", ""), ("ing", "e"), ("en", "e")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            forms.add(word[: -len(suffix)] + base)
+    return forms | ({_IRREGULAR[word]} if word in _IRREGULAR else set())
+
+
+def _reads(before: Sequence[str]) -> bool:
+    """Whether the words before a path make it a file to read: the nearest cue decides, a writing
+    verb or ``to`` / ``into`` (write) or a reading verb or ``from`` / ``under`` / ``located`` /
+    ``my`` (read); a path no cue points at is where the answer goes ("a report on /root/a.md")."""
+    for word in reversed(before):
+        forms = _forms(word)
+        if forms & _WRITE_VERBS or word in _WRITE_PREPOSITIONS:
+            return False
+        if forms & _READ_VERBS or word in _READ_PREPOSITIONS:
+            return True
+    return False
 
 
 def file_needs(text: str) -> list[str]:
     """The needs the request's file paths imply, in order, each once.
 
-    A clause (split at punctuation, ``and``, ``then``) with a path is one need: to read the file when
-    the clause opens with a reading verb (``read``, ``open``, ``load``, ``analyze`` ...) or the path
-    follows ``from`` / ``under`` / ``located at`` without a writing verb; else to write it. The
-    file's type comes from the first path with a known extension (:data:`FILE_KINDS`).
+    A clause (split at punctuation, ``and``, ``then``) with a path is one need: to write the file
+    when the nearest cue before the path is a writing verb in any form (``save``, ``saved``,
+    ``write``, ``give`` ...) or ``to`` / ``into``, or when there is no cue; to read it when the cue
+    is a reading verb (``read``, ``get``, ``analyze`` ...), ``from``, ``under``, ``located`` or
+    ``my``; a clause that opens with its path goes the way of the one before. The
+    file's type comes from the first path with a known extension (:data:`FILE_KINDS`; ``text`` for
+    the :data:`TEXT_FORMATS`).
 
     Example:
         >>> file_needs("Find today's news and save a summary to /root/md/news.md.")
-        ['write markdown file to path']
+        ['write text file to path']
+        >>> file_needs("Make a deck of it and save it to /root/ppt/news.pptx.")
+        ['write powerpoint presentation file to path']
         >>> file_needs("Read the data under /root/excel/people.xlsx and tell me the mean.")
         ['read excel spreadsheet file from path']
     """
     needs: list[str] = []
+    reads = False
     for clause in _CLAUSE_FOR_PATHS.split(" ".join(text.split())):
         paths = [m for m in _PATH.finditer(clause) if "/" in m.group(0) or _file_kind(m.group(0))]
         if not paths:
             continue
         kind = next((k for k in (_file_kind(m.group(0)) for m in paths) if k), "")
         before = [w.lower() for w in re.findall(r"[A-Za-z]+", clause[: paths[0].start()])]
-        verbs = set(before)
-        reads = (bool(before) and before[0] in _READ_VERBS) or (
-            bool(before) and before[-1] in _READ_PREPOSITIONS and not verbs & _WRITE_VERBS)
+        # A clause that opens with its path ("a.txt and b.txt") goes the way of the one before.
+        reads = _reads(before) if before or not needs else reads
         what = f"{kind} file" if kind else "file"
         need = f"read {what} from path" if reads else f"write {what} to path"
         if need not in needs:

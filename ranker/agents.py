@@ -28,7 +28,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from toolsift.records import RankedAgent, RankedTool
@@ -41,6 +41,7 @@ __all__ = [
     "aggregate_to_agents",
     "merge_steps",
     "rank_tools_by_server",
+    "place_prerequisites",
     "decide_level",
     "AUTO_MIN_TOOLS",
 ]
@@ -203,9 +204,54 @@ def rank_tools_by_server(
     return [
         RankedTool(doc_id=entity.doc_id, name=entity.name, entity="tool", agent_id=entity.agent_id, score=total,
                    contributions={"need": need, "server": boost}, raw_scores=entity.raw_scores,
-                   first_stage_rank=entity.first_stage_rank)
+                   first_stage_rank=entity.first_stage_rank, prerequisites=entity.prerequisites)
         for total, _, _, _, need, boost, entity in scored[:top_k]
     ]
+
+
+def place_prerequisites(
+    tools: Sequence[RankedTool], known: Mapping[str, RankedTool], *, top: int, top_k: int
+) -> list[RankedTool]:
+    """``tools`` with the prerequisites of the first ``top`` placed right after each, cut to ``top_k``.
+
+    A prerequisite (``RankedTool.prerequisites``: a sibling that produces an identifier the tool
+    needs) takes its tool's score and says whose it is (``prerequisite_of``; its contributions: one
+    ``prerequisite`` part). One already placed higher stays there; one further down moves up.
+
+    Args:
+        tools: a ranked answer, best first.
+        known: the prerequisites' identities by id (those not there are skipped).
+        top: how many of the best tools bring their prerequisites (0: none).
+        top_k: how many tools to return.
+
+    Example:
+        >>> near = RankedTool("m/near", "near", "tool", "agent:m", 0.9, prerequisites=("m/geo",))
+        >>> other = RankedTool("x/other", "other", "tool", "agent:x", 0.5)
+        >>> geo = RankedTool("m/geo", "geo", "tool", "agent:m", 0.0)
+        >>> [t.doc_id for t in place_prerequisites([near, other], {"m/geo": geo}, top=1, top_k=3)]
+        ['m/near', 'm/geo', 'x/other']
+    """
+    if top < 0:
+        raise BadQueryError(f"top must not be negative, got {top}")
+    out: list[RankedTool] = []
+    placed: set[str] = set()
+    moved = {p for t in tools[:top] for p in t.prerequisites if p in known}
+    for position, tool in enumerate(tools):
+        if tool.doc_id in placed:
+            continue
+        if tool.doc_id in moved and position >= top:
+            continue  # placed after the tool that needs it
+        out.append(tool)
+        placed.add(tool.doc_id)
+        if position >= top:
+            continue
+        for need in tool.prerequisites:
+            if need in placed or need not in known:
+                continue
+            out.append(replace(known[need], score=tool.score, contributions={"prerequisite": tool.score},
+                               field_scores={}, prerequisite_of=tool.doc_id))
+            placed.add(need)
+    return out[:top_k]
 
 
 @dataclass(frozen=True)

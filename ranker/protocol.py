@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolsift.config import FIELDS
+from toolsift.ingest.prerequisites import MAX_PREREQUISITES
 from toolsift.records import FieldSignals, ParameterMatch
 from toolsift.query.structured import StructuredQuery
 from toolsift.records import RankedTool
@@ -161,6 +162,8 @@ class RankedResult(BaseModel):
     missing_required: list[str] = Field(default_factory=list)
     first_stage_rank: int = 0
     derived: list[str] = Field(default_factory=list, max_length=len(FIELDS))
+    prerequisites: list[str] = Field(default_factory=list, max_length=MAX_PREREQUISITES)
+    prerequisite_of: str | None = None
 
     @classmethod
     def from_tool(cls, t: RankedTool) -> RankedResult:
@@ -181,6 +184,8 @@ class RankedResult(BaseModel):
             base_score=self.base_score,
             reranker_score=self.reranker_score,
             derived=tuple(self.derived),
+            prerequisites=tuple(self.prerequisites),
+            prerequisite_of=self.prerequisite_of,
         )
 
 

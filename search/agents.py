@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolsift.errors import BadQueryError, ClusterError, IndexMismatchError
@@ -138,11 +138,7 @@ def _min_max(entities: list[RankedTool]) -> list[RankedTool]:
     def scaled(s: float) -> float:
         return (s - low) / span if span > 1e-12 else 1.0
 
-    return [
-        RankedTool(doc_id=e.doc_id, name=e.name, entity=e.entity, agent_id=e.agent_id, score=scaled(e.score),
-                   raw_scores=e.raw_scores, first_stage_rank=e.first_stage_rank)
-        for e in entities
-    ]
+    return [replace(e, score=scaled(e.score)) for e in entities]
 
 
 class StepSource(Protocol):
@@ -213,6 +209,21 @@ class StepRetriever:
             timings["candidates"] = timings.get("candidates", 0.0) + (time.perf_counter() - t0) * 1000
         return [found[t] for t in texts]
 
+    def identities(self, ids: Sequence[str], scope: Scope = UNSCOPED) -> dict[str, RankedTool]:
+        """The tools ``ids`` that ``scope`` lets the caller see, by id (score 0, no rank): one search
+        by id, so routed tool documents are found on any shard."""
+        if not ids:
+            return {}
+        body = {"size": len(ids), **fetch_spec(),
+                "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}, *scope.clauses()]}}}
+        hits = self.searcher.client.search(index=self.searcher.settings.index, body=body)["hits"]["hits"]
+        found = {}
+        for hit in hits:
+            who = hit_identity(hit)
+            found[who.doc_id] = RankedTool(doc_id=who.doc_id, name=who.name, entity=who.entity, agent_id=who.agent_id,
+                                           score=0.0, prerequisites=who.prerequisites)
+        return found
+
     def _entities(self, texts: Sequence[str], vectors: Mapping[str, Sequence[float]], retriever: Retriever,
                   scope: Scope = UNSCOPED) -> list[list[RankedTool]]:
         """Each text's joint first stage, all in one ``_msearch`` round trip."""
@@ -236,7 +247,8 @@ class StepRetriever:
             for i, hit in enumerate(answer["hits"]["hits"]):
                 who = hit_identity(hit)
                 entities.append(RankedTool(doc_id=who.doc_id, name=who.name, entity=who.entity, agent_id=who.agent_id,
-                                           score=float(hit["_score"]), first_stage_rank=i + 1))
+                                           score=float(hit["_score"]), first_stage_rank=i + 1,
+                                           prerequisites=who.prerequisites))
             # The hybrid pipeline already normalised (and weighted) its sub-queries; a single query's
             # scores are put on the same [0, 1] scale here, so steps compare in the merge.
             out.append(entities if retriever == "hybrid" else _min_max(entities))

@@ -15,9 +15,13 @@ whole answer. Here, over an index that holds servers (agent documents) beside th
 3. **Merge** (:func:`~toolsift.ranker.agents.rank_tools_by_server`): the servers by CombMAX over
    the texts; every tool by its best score over the texts plus ``server_weight`` × its server's
    score, so the servers the request as a whole points at bring their tools up together.
+4. **Prerequisites** (:func:`~toolsift.ranker.agents.place_prerequisites`): each of the best
+   ``prerequisite_tools`` tools brings the tools of its server it needs called first
+   (:mod:`toolsift.ingest.prerequisites`: ``geocode_address`` before ``find_nearby_places``),
+   right after it — needs the request implies but never says.
 
 The answer's ``steps`` show each text's servers; each tool's ``contributions`` its ``need`` and
-``server`` parts.
+``server`` parts (a prerequisite's: ``prerequisite``, and whose it is in ``prerequisite_of``).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from toolsift.config import Retriever
 from toolsift.query.decompose import request_needs
 from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.agents import merge_steps, rank_tools_by_server
+from toolsift.ranker.agents import merge_steps, place_prerequisites, rank_tools_by_server
 from toolsift.records import RankedAgent, RankedTool
 from toolsift.search.agents import StepRetriever
 from toolsift.search.records import StepRanking
@@ -59,7 +63,7 @@ def planning_texts(sq: StructuredQuery) -> list[str]:
 
     Example:
         >>> planning_texts(StructuredQuery.from_text("Find today's news and save it to /root/md/a.md"))
-        ["Find today's news and save it to /root/md/a.md", "Find today's news", 'save it to /root/md/a.md', 'write markdown file to path']
+        ["Find today's news and save it to /root/md/a.md", "Find today's news", 'save it to /root/md/a.md', 'write text file to path']
     """
     whole = sq.text or sq.tool_needs[0].user_intent
     if len(sq.tool_needs) > 1:
@@ -76,6 +80,7 @@ def plan_search(
     top_k: int,
     retriever: Retriever,
     server_weight: float,
+    prerequisite_tools: int = 0,
     scope: Scope = UNSCOPED,
 ) -> PlannedAnswer:
     """Tools for every need of ``sq``, within ``scope`` (see the module's description).
@@ -90,4 +95,12 @@ def plan_search(
     agents = merge_steps([r.agents for r in rankings], top_k=PLANNED_AGENTS, rule="max")
     tools = rank_tools_by_server([r.entities for r in rankings], agents, server_weight=server_weight, top_k=top_k)
     timings["rank"] = (time.perf_counter() - t0) * 1000
+    wanted = list(dict.fromkeys(p for t in tools[:prerequisite_tools] for p in t.prerequisites))
+    if wanted:
+        t0 = time.perf_counter()
+        known = {e.doc_id: e for r in rankings for e in r.entities if e.doc_id in wanted}
+        missing = [p for p in wanted if p not in known]
+        known.update(steps.identities(missing, scope) if missing else {})
+        tools = place_prerequisites(tools, known, top=prerequisite_tools, top_k=top_k)
+        timings["prerequisites"] = (time.perf_counter() - t0) * 1000
     return PlannedAnswer(tuple(tools), tuple(agents), tuple(rankings), timings)

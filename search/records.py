@@ -120,6 +120,7 @@ def tool_to_dict(t: RankedTool, rank: int) -> dict[str, Any]:
         "raw_scores": {k: {f: round(s, 4) for f, s in v.items()} for k, v in t.raw_scores.items()},
         "missing_required_parameters": list(t.missing_required),
         "first_stage_rank": t.first_stage_rank,
+        **({"prerequisite_of": t.prerequisite_of} if t.prerequisite_of else {}),
     }
 
 

@@ -300,7 +300,8 @@ class Searcher:
         sq = query if isinstance(query, StructuredQuery) else StructuredQuery.from_text(query)
         started = time.perf_counter()
         answer = plan_search(self.steps(), sq, top_k=top_k, retriever=retriever,
-                             server_weight=self.settings.server_weight, scope=scope)
+                             server_weight=self.settings.server_weight,
+                             prerequisite_tools=self.settings.prerequisite_tools, scope=scope)
         timings = {**answer.timings, "total": (time.perf_counter() - started) * 1000}
         return SearchResult(
             query=sq,

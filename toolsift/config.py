@@ -125,6 +125,12 @@ class Settings(BaseSettings):
         description="Multi-need search: a tool's score gains this times its server's score (β; calibrated on "
         "one half of LiveMCPBench's tasks, docs/evaluation.md).",
     )
+    prerequisite_tools: int = Field(
+        1, ge=0, le=100,
+        description="Multi-need search: the best this many tools bring their prerequisites (the tools of "
+        "their server that produce an identifier they need, linked at ingest) right after them; 0: none "
+        "(calibrated on one half of LiveMCPBench's tasks, docs/evaluation.md).",
+    )
 
     weights: Path | None = Field(
         None,

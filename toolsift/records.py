@@ -52,6 +52,8 @@ class HitIdentity:
     agent_id: str | None
     #: The fields rule-based expansion filled (``ToolDoc.derived``).
     derived: tuple[str, ...] = ()
+    #: The tools of its server it needs called first (``ToolDoc.prerequisites``).
+    prerequisites: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,9 @@ class RankedTool:
         reranker_score: the second-stage reranker's score (P(true) for Tool-Rank), when it ran.
         derived: the tool's fields rule-based expansion filled; the fixed-weight ranker counts their
             contributions at ``derived_weight`` of the field weight.
+        prerequisites: ids of the tools of its server it needs called first (``ToolDoc.prerequisites``).
+        prerequisite_of: the id of the tool this one was placed after as its prerequisite (multi-need
+            search), else None.
     """
 
     doc_id: str
@@ -146,6 +151,8 @@ class RankedTool:
     base_score: float | None = None
     reranker_score: float | None = None
     derived: tuple[str, ...] = ()
+    prerequisites: tuple[str, ...] = ()
+    prerequisite_of: str | None = None
 
     @classmethod
     def from_signals(

@@ -107,6 +107,19 @@ def test_on_an_index_of_servers_a_search_is_multi_need_and_explains_its_need_and
     assert answer["tools"][0]["score"] == pytest.approx(parts["need"] + parts["server"], abs=1e-3)
 
 
+def test_a_tool_whose_inputs_another_tool_produces_comes_with_it_marked_as_its_prerequisite(
+        api: str, tenant_catalog: TenantCatalog) -> None:
+    answer = _post(api, "/v1/search", {"query": "Find parking near the Forbidden City", "top_k": 5, "explain": True},
+                   "globex", tenant_catalog).json()
+
+    first, second = answer["tools"][0], answer["tools"][1]
+    assert first["original_name"] == "find_parking_facilities"  # it takes a latitude and a longitude
+    assert second["original_name"] == "geocode_address" and second["prerequisite_of"] == first["id"]
+    assert second["server"] == first["server"] and second["score"] == first["score"]
+    assert second["explain"]["contributions"] == {"prerequisite": pytest.approx(first["score"], abs=1e-3)}
+    assert {t["prerequisite_of"] for t in answer["tools"] if "prerequisite_of" in t} == {first["id"]}
+
+
 def test_multi_need_on_with_a_server_filter_is_a_bad_request_naming_the_conflict(
         api: str, tenant_catalog: TenantCatalog) -> None:
     answer = _post(api, "/v1/search", {"query": QUERY, "multi_need": "on", "filters": {"servers": ["web"]}}, "acme",
