@@ -3,8 +3,8 @@
 Two passes over the catalog. The first normalises every record without writing anything, so bad
 records (malformed, missing names, wrong types, oversized, duplicate ids, unknown owners) are all
 known before the index is touched, and each server's tools are linked to their prerequisites
-(:mod:`toolsift.ingest.prerequisites`; the accepted tool documents are held until then): with ``strict=True`` any of them stops the ingest with nothing
-written; otherwise every valid record is indexed and the report lists the rejects. The second pass
+(:mod:`toolsift.ingest.prerequisites`; the accepted tool documents are held until then): with
+``strict=True`` any of them stops the ingest with nothing written; otherwise every valid record is indexed and the report lists the rejects. The second pass
 streams the records again, skips those whose content hash the index already holds, embeds the rest
 in batches and writes them with opensearch-py's ``streaming_bulk`` (429s retried with backoff;
 every per-item failure reported). ``prune`` deletes documents of the same source that the catalog

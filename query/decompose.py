@@ -86,7 +86,7 @@ _WRITE_VERBS = frozenset({"save", "write", "store", "export", "generate", "creat
 #: Before a path, ``my`` names a file the user already has.
 _READ_PREPOSITIONS = frozenset({"from", "under", "located", "my"})
 _WRITE_PREPOSITIONS = frozenset({"to", "into"})
-_IRREGULAR = {"written": "write", "wrote": "write", "made": "make", "put": "put", "read": "read"}
+_IRREGULAR = {"written": "write", "wrote": "write", "made": "make"}
 _CLAUSE_FOR_PATHS = re.compile(r"(?<=[.!?;,])\s+|\s+(?:and|then)\s+")
 
 
@@ -128,14 +128,10 @@ def split_needs(text: str, *, max_needs: int = MAX_TOOL_NEEDS) -> list[str]:
     return fragments or [text.strip()]
 
 
-def _extension(path: str) -> str:
-    name = path.rstrip("/.").rsplit("/", 1)[-1]
-    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
-
-
 def _file_kind(path: str) -> str:
     """The file's kind in the words its need says: ``text`` for a plain-text format, else its type."""
-    extension = _extension(path)
+    name = path.rstrip("/.").rsplit("/", 1)[-1]
+    extension = name.rsplit(".", 1)[-1].lower() if "." in name else ""
     return "text" if extension in TEXT_FORMATS else FILE_KINDS.get(extension, "")
 
 

@@ -141,6 +141,13 @@ def _min_max(entities: list[RankedTool]) -> list[RankedTool]:
     return [replace(e, score=scaled(e.score)) for e in entities]
 
 
+def _ranked(hit: Mapping[str, Any], score: float, rank: int) -> RankedTool:
+    """A hit of a joint ranking (or an id lookup) as a ranked entity: identity, prerequisites, score."""
+    who = hit_identity(hit)
+    return RankedTool(doc_id=who.doc_id, name=who.name, entity=who.entity, agent_id=who.agent_id, score=score,
+                      first_stage_rank=rank, prerequisites=who.prerequisites)
+
+
 class StepSource(Protocol):
     """What step-wise retrieval needs of a searcher (:class:`~toolsift.search.searcher.Searcher` is one):
     its client, settings, embedder, index and agent names."""
@@ -217,12 +224,7 @@ class StepRetriever:
         body = {"size": len(ids), **fetch_spec(),
                 "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}, *scope.clauses()]}}}
         hits = self.searcher.client.search(index=self.searcher.settings.index, body=body)["hits"]["hits"]
-        found = {}
-        for hit in hits:
-            who = hit_identity(hit)
-            found[who.doc_id] = RankedTool(doc_id=who.doc_id, name=who.name, entity=who.entity, agent_id=who.agent_id,
-                                           score=0.0, prerequisites=who.prerequisites)
-        return found
+        return {tool.doc_id: tool for tool in (_ranked(hit, 0.0, 0) for hit in hits)}
 
     def _entities(self, texts: Sequence[str], vectors: Mapping[str, Sequence[float]], retriever: Retriever,
                   scope: Scope = UNSCOPED) -> list[list[RankedTool]]:
@@ -245,10 +247,7 @@ class StepRetriever:
                 raise ClusterError(f"OpenSearch failed the joint first stage: {reason}")
             entities = []
             for i, hit in enumerate(answer["hits"]["hits"]):
-                who = hit_identity(hit)
-                entities.append(RankedTool(doc_id=who.doc_id, name=who.name, entity=who.entity, agent_id=who.agent_id,
-                                           score=float(hit["_score"]), first_stage_rank=i + 1,
-                                           prerequisites=who.prerequisites))
+                entities.append(_ranked(hit, float(hit["_score"]), i + 1))
             # The hybrid pipeline already normalised (and weighted) its sub-queries; a single query's
             # scores are put on the same [0, 1] scale here, so steps compare in the merge.
             out.append(entities if retriever == "hybrid" else _min_max(entities))

@@ -100,7 +100,7 @@ def plan_search(
         t0 = time.perf_counter()
         known = {e.doc_id: e for r in rankings for e in r.entities if e.doc_id in wanted}
         missing = [p for p in wanted if p not in known]
-        known.update(steps.identities(missing, scope) if missing else {})
+        known.update(steps.identities(missing, scope))
         tools = place_prerequisites(tools, known, top=prerequisite_tools, top_k=top_k)
         timings["prerequisites"] = (time.perf_counter() - t0) * 1000
     return PlannedAnswer(tuple(tools), tuple(agents), tuple(rankings), timings)
