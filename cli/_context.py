@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from toolsift.cli._output import safe_lines
 from toolsift.errors import ToolsiftError, error_kind
 
 if TYPE_CHECKING:
@@ -74,4 +75,5 @@ def translate_errors() -> Iterator[None]:
             message = f"OpenSearch is unreachable: {getattr(exc, 'info', exc)}"
         else:
             message = f"OpenSearch answered {getattr(exc, 'status_code', '?')}: {getattr(exc, 'error', '')} {getattr(exc, 'info', '')}"
-        raise ToolsiftClickError(message, kind.exit_code) from exc
+        # Catalog and request text inside a message is shown, never obeyed, by the terminal.
+        raise ToolsiftClickError(safe_lines(message), kind.exit_code) from exc

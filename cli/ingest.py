@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from toolsift.cli._context import AppContext, pass_app
-from toolsift.cli._output import emit_json, rejected_table
+from toolsift.cli._output import emit_json, flagged_table, rejected_table
 from toolsift.cli._progress import progress_bars
 from toolsift.cli.options import index_option, json_flag
 
@@ -43,8 +43,11 @@ def ingest(
 ) -> None:
     """Load the catalog at PATH, standardise, embed and index it.
 
-    Re-ingesting an unchanged catalog writes nothing; changed tools are updated. By default every
-    valid record is indexed and the command exits non-zero listing the rejected ones.
+    Re-ingesting an unchanged catalog writes nothing; changed tools are updated. A record with an id
+    or a name and some text is a tool: what could not be read as a parameter spec is kept as text and
+    the tool is listed as flagged (its schema_quality says how). Only records with no usable identity
+    or no text at all are rejected; by default every other record is indexed and the command exits
+    non-zero listing the rejected ones.
     """
     from toolsift.embedding import load_embedder
     from toolsift.ingest.pipeline import ingest_catalog
@@ -73,9 +76,12 @@ def ingest(
         click.echo(
             f"{report.catalog} ({report.format}) → {report.index}: {report.agents} agents, {report.tools} tools; "
             f"created {report.created}, updated {report.updated}, unchanged {report.unchanged}, "
-            f"deleted {report.deleted}, rejected {len(report.rejected)}, failed {len(report.failed)} "
+            f"deleted {report.deleted}, flagged {len(report.flagged)}, rejected {len(report.rejected)}, "
+            f"failed {len(report.failed)} "
             f"in {report.seconds:.1f}s"
         )
+        if report.flagged:
+            click.echo(flagged_table(report.flagged), err=True)
         if report.rejected:
             click.echo(rejected_table(report.rejected), err=True)
         for failure in report.failed:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from toolsift.cli._context import AppContext, pass_app
-from toolsift.cli._output import emit_json, table
+from toolsift.cli._output import emit_json, safe_lines, table
 from toolsift.cli.options import index_option, json_flag, retriever_option, top_k_option, weights_option
 
 
@@ -103,9 +103,9 @@ def search(
     if as_json:
         emit_json(response.to_dict())
     elif response.tool_set is not None:
-        click.echo(render_set(response.tool_set, query or ""))
+        click.echo(safe_lines(render_set(response.tool_set, query or "")))
     else:
-        click.echo(render_result(response.result, rewrite_source=response.rewrite_source))
+        click.echo(safe_lines(render_result(response.result, rewrite_source=response.rewrite_source)))
 
 
 def render_set(result: object, query: str) -> str:

@@ -1,8 +1,14 @@
 """Rule-based standardisation: a catalog's raw documentation into the MFTR fields of a :class:`ToolDoc`.
 
 Pure functions, deterministic, and nothing is invented: every value comes from a field the
-documentation has (under one of several customary names), and a field it lacks stays empty. A record
-that cannot be used raises :class:`~toolsift.errors.CatalogRecordError` naming its source, position,
+documentation has (under one of several customary names), and a field it lacks stays empty.
+
+A user's catalog is what it is: **a record with an identity and some text is a tool.** What can be
+parsed is parsed, what cannot is kept as text, and the document says so: ``schema_quality``
+(``declared``, ``inferred`` or ``text``, :data:`~toolsift.mappings.model.SchemaQuality`) and one
+``schema_notes`` sentence per thing read loosely, naming its field. Only a record with no usable
+identity (no name and no id, or an id OpenSearch cannot take), no text at all, or a field over
+``max_field_chars`` raises :class:`~toolsift.errors.CatalogRecordError` naming its source, position,
 id and the field to blame.
 
 How each field is found (the first name present wins):
@@ -19,8 +25,25 @@ How each field is found (the first name present wins):
   ``arguments``, ``args``, ``properties``, ``required_params`` + ``optional_params``,
   ``input_parameters``; failing those, a Python signature (``def f(a, b=1)`` in ``func_description``
   or ``signature``). Accepted shapes: a list of ``{name, type | schema.type, description, required,
-  optional, default}`` (or of bare names), an object ``name -> spec``, a JSON schema (``properties``
-  + ``required``), JSON text of one of those, or a parenthesised signature ``"(a: str, b=1)"``.
+  optional, default}`` (or of bare names, or of one-key ``{name: spec}`` objects), an object
+  ``name -> spec``, a JSON schema (``properties`` + ``required``), JSON (or Python-literal) text of
+  one of those, or a parenthesised signature ``"(a: str, b=1)"``. Messy specs as real catalogs have
+  them:
+
+  - ``"N/A"``, ``"none"``, ``"-"``, empty text: no parameters.
+  - a dict of default values (``{"alpha": 0.0001, "solver": "adam", "random_state": null,
+    "mean": [0.485, 0.456]}``): optional parameters whose types are inferred from the values
+    (``number``, ``string``, ``array``; ``"True"`` is a boolean) and whose description is
+    ``Default: <value>`` (*inferred*). A spec value that is a type word is a type, text of several
+    words a description, a single other word a default.
+  - names in text (``"question, context"``, ``"image, optional text"``): untyped parameters
+    (*inferred*).
+  - a ``required`` name with no property: kept as a required parameter of unknown type, so the
+    missing-parameter penalty still sees it (*inferred*).
+  - anything else — free text, a number, an item with no name, a ``$ref`` that does not resolve —
+    is kept as text in one optional parameter sub-document named
+    :data:`~toolsift.mappings.model.UNPARSED_PARAMETERS` (type ``text``), searchable like any
+    parameter and handed to agents as the input schema's description, not as an argument (*text*).
 * **response** — ``response``, ``responses``, ``returns``, ``return``, ``output``,
   ``output_parameters``, ``return_schema``, ``expected_output``, ``outputSchema``, ``output_schema``;
   text is kept, objects and lists become compact text (``name (type): description; ...``).
@@ -60,7 +83,14 @@ from toolsift.errors import CatalogRecordError
 from toolsift.ingest.derive import derive_fields
 from toolsift.ingest.loaders.files import type_name
 from toolsift.ingest.records import AGENT_ID_PREFIX, RawAgent, RawTool
-from toolsift.mappings.model import AgentDoc, ParameterDoc, ToolDoc
+from toolsift.mappings.model import (
+    SCHEMA_QUALITIES,
+    UNPARSED_PARAMETERS,
+    AgentDoc,
+    ParameterDoc,
+    SchemaQuality,
+    ToolDoc,
+)
 
 __all__ = ["normalise_tool", "normalise_agent", "full_doc_text", "tool_overview", "agent_overview"]
 
@@ -132,6 +162,12 @@ _TYPE_WORDS = frozenset(
      "list", "object", "dict", "any", "null", "none", "tuple", "date", "datetime"}
 )
 _MAX_RENDER_DEPTH = 6
+#: Parameter texts that say there are none ("N/A"), compared in lower case without a final full stop.
+_NO_PARAMETERS = frozenset(
+    {"", "n/a", "na", "none", "null", "nil", "-", "--", "nothing", "not applicable", "no parameters",
+     "no arguments", "no args", "no input", "no inputs", "{}", "[]", "()"}
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]*")
 
 
 def full_doc_text(documentation: Mapping[str, Any]) -> str:
@@ -203,10 +239,12 @@ def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHA
         max_field_chars: the longest text accepted in any one field (``Settings.max_field_chars``).
 
     Returns:
-        The tool document, with ``tool_id`` = ``raw.tool_id`` or, when that is None, the name.
+        The tool document, with ``tool_id`` = ``raw.tool_id`` or, when that is None, the name; a
+        record with an id and no name is named by its id. What was read loosely is in its
+        ``schema_quality`` and ``schema_notes``.
 
     Raises:
-        CatalogRecordError: no name; a field of the wrong type; a text field longer than
+        CatalogRecordError: no text at all; neither a name nor an id; a text field longer than
             ``max_field_chars``; an id that is empty, too long, has control characters, or starts
             with ``agent:``.
     """
@@ -218,7 +256,9 @@ def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHA
     if standard is not None and not isinstance(standard, Mapping):
         raise record.error("the standardised documentation must be an object", "standardized")
     view = _view(documentation)
-    name = _name(view, record)
+    if not _has_text(documentation):
+        raise record.error("the record has no text: no name, description, parameters or anything else to search", "documentation")
+    name = _name(view, record, raw.tool_id)
     if record.record_id is None:
         record.record_id = name
     tool_id = raw.tool_id if raw.tool_id is not None else name
@@ -244,12 +284,18 @@ def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHA
         for key in _PROFILE_TEXT_KEYS
     }
     tags = _tags(std) or _tags(view)
+    if record.unparsed:
+        parameters += (
+            ParameterDoc(
+                name=UNPARSED_PARAMETERS, type="text", description="; ".join(record.unparsed), required=False
+            ),
+        )
     derived = derive_fields(
         view, name=name, description=description, parameters=parameters, response=response,
         examples=examples, tags=tags,
     )
     # The overview already is the name and parameters a derived description would repeat.
-    overview = tool_overview(name, description, [p.name for p in parameters])
+    overview = tool_overview(name, description, [p.name for p in parameters if p.name != UNPARSED_PARAMETERS])
     description = description or derived.description
     examples = examples or derived.examples
 
@@ -267,6 +313,8 @@ def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHA
         when_to_use=profile["when_to_use"],
         limitations=profile["limitations"],
         derived=derived.fields,
+        schema_quality=record.quality,
+        schema_notes=tuple(record.notes),
         # Each part was checked against the limit; together they are cut to it, not rejected.
         overview=overview[:max_field_chars],
         full_doc=full_doc_text(documentation),
@@ -323,17 +371,36 @@ def normalise_agent(raw: RawAgent, *, max_field_chars: int = DEFAULT_MAX_FIELD_C
 
 
 class _Record:
-    """Where a record came from, to build its errors."""
+    """Where a record came from, to build its errors, and what normalising it had to infer or keep."""
 
     def __init__(self, source: str, position: str, record_id: str | None) -> None:
         self.source = source
         self.position = position
         self.record_id = record_id
+        self.notes: list[str] = []
+        self.quality: SchemaQuality = "declared"
+        #: Parts of a parameter spec that could not be read, kept as text.
+        self.unparsed: list[str] = []
 
     def error(self, reason: str, field: str | None = None) -> CatalogRecordError:
         return CatalogRecordError(
             self.source, self.position, reason, record_id=self.record_id, field=field
         )
+
+    def note(self, reason: str, field: str, quality: SchemaQuality | None = None) -> None:
+        """Record what was inferred or kept as text (once per reason), lowering the schema quality."""
+        text = f"field {field!r}: {reason}"
+        if text not in self.notes:
+            self.notes.append(text)
+        if quality is not None and SCHEMA_QUALITIES.index(quality) > SCHEMA_QUALITIES.index(self.quality):
+            self.quality = quality
+
+    def keep_text(self, value: Any, reason: str, field: str) -> None:
+        """Keep an unreadable part of a parameter spec as text, with a note saying why."""
+        text = value if isinstance(value, str) else _compact(value)
+        if text.strip():
+            self.unparsed.append(text.strip())
+        self.note(f"{reason}; kept as text", field, "text")
 
 
 # --- ids and lengths -------------------------------------------------------------------------------
@@ -443,13 +510,20 @@ def _toolbench_fields(text: str) -> dict[str, Any]:
 # --- name, description, profile ---------------------------------------------------------------------
 
 
-def _name(view: Mapping[str, Any], record: _Record) -> str:
+def _name(view: Mapping[str, Any], record: _Record, tool_id: str | None) -> str:
+    """The tool's name; a numeric name becomes text, and a record with an id but no name is named by it."""
     for key in _NAME_KEYS:
         value = view.get(key)
-        if value is None:
+        if value is None or isinstance(value, bool):
             continue
+        if isinstance(value, (int, float)):
+            record.note(f"the name is a number ({value}); used as text", key)
+            return str(value)
         if not isinstance(value, str):
-            raise record.error(f"the name must be a string, got {type_name(value)}", key)
+            if tool_id is None:
+                raise record.error(f"the name must be a string, got {type_name(value)}", key)
+            record.note(f"the name is {type_name(value)}, not text; the record's id is used as its name", key)
+            return tool_id
         if value.strip():
             return value.strip()
     for key in _SIGNATURE_KEYS:
@@ -457,11 +531,34 @@ def _name(view: Mapping[str, Any], record: _Record) -> str:
         match = _DEF_NAME.search(value) if isinstance(value, str) else None
         if match is not None:
             return match.group(1)
+    if tool_id is not None:
+        record.note("the record has no name; its id is used as its name", "name")
+        return tool_id
     raise record.error(
-        "the tool has no name (looked for: " + ", ".join(_NAME_KEYS) + ", function.name, "
+        "the tool has no name and no id (looked for: " + ", ".join(_NAME_KEYS) + ", function.name, "
         "and a 'def name(...)' signature)",
         "name",
     )
+
+
+_ID_KEYS = frozenset({"id", "_id"})
+
+
+def _has_text(value: Any, depth: int = 0) -> bool:
+    """Whether a record holds any words (a string with a letter or digit) outside its id."""
+    if isinstance(value, str):
+        return any(char.isalnum() for char in value)
+    if depth > _MAX_RENDER_DEPTH * 4:
+        return True
+    if isinstance(value, Mapping):
+        return any(
+            _has_text(item, depth + 1) or (key not in _ID_KEYS and depth > 0 and _has_text(key, depth + 1))
+            for key, item in value.items()
+            if not (depth == 0 and key in _ID_KEYS)
+        )
+    if isinstance(value, list):
+        return any(_has_text(item, depth + 1) for item in value)
+    return False
 
 
 def _clean_text(text: str) -> str:
@@ -481,12 +578,20 @@ def _description(view: Mapping[str, Any], record: _Record) -> str:
         value = view.get(key)
         if value is None:
             continue
-        if not isinstance(value, str):
-            raise record.error(f"the description must be a string, got {type_name(value)}", key)
-        text = _clean_text(value)
+        text = _clean_text(value if isinstance(value, str) else _as_text(value, record, key))
         if text:
             return text
     return ""
+
+
+def _as_text(value: Any, record: _Record, field: str) -> str:
+    """A value where text was expected, as text (noted): list items joined, an object rendered."""
+    record.note(f"expected text, got {type_name(value)}; read as text", field)
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return "; ".join(item.strip() for item in value if item.strip())
+    if isinstance(value, (Mapping, list)):
+        return _render(value, 0)
+    return "" if value is None else str(value)
 
 
 def _std_text(std: Mapping[str, Any], key: str, record: _Record) -> str:
@@ -509,7 +614,7 @@ def _text_value(value: Any, record: _Record, field: str) -> str:
         return _clean_text(value)
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return "; ".join(text for text in (_clean_text(item) for item in value) if text)
-    raise record.error(f"must be text or a list of texts, got {type_name(value)}", field)
+    return _clean_text(_as_text(value, record, field))
 
 
 def _tags(view: Mapping[str, Any]) -> tuple[str, ...]:
@@ -562,56 +667,108 @@ def _parameters(view: Mapping[str, Any], record: _Record) -> tuple[ParameterDoc,
 def _parse_parameters(
     value: Any, record: _Record, field: str, *, optional: bool = False
 ) -> tuple[ParameterDoc, ...]:
+    """A parameter spec in any of the shapes the module docstring lists; what cannot be read is kept
+    as text (:meth:`_Record.keep_text`), never raised."""
     if value is None:
         return ()
     if isinstance(value, str):
         return _text_parameters(value, record, field, optional=optional)
     if isinstance(value, list):
-        params = []
+        params: list[ParameterDoc] = []
         for index, item in enumerate(value):
-            if isinstance(item, str):
-                item = {"name": item}
-            if not isinstance(item, Mapping):
-                raise record.error(
-                    f"parameter {index} must be an object or a name, got {type_name(item)}", field
-                )
-            params.append(
-                _parameter(item.get("name"), item, record, field, index=index, optional=optional)
-            )
+            params.extend(_list_item(index, item, record, field, optional=optional))
         return tuple(params)
     if isinstance(value, Mapping):
         if _is_schema(value):
             return _schema_parameters(value, record, field, optional=optional)
+        # In a dict of default values ({"alpha": 0.0001, "random_state": null}) a null is a default too.
+        defaults = any(_is_value(spec) for spec in value.values())
         return tuple(
-            _parameter(name, _spec(spec, record, field, name), record, field, optional=optional)
+            param
             for name, spec in value.items()
+            for param in _named(str(name), spec, record, field, optional=optional, defaults=defaults)
         )
-    raise record.error(
-        f"parameters must be a list, an object or a JSON schema, got {type_name(value)}", field
+    record.keep_text(
+        json.dumps(value), f"parameters should be a list, an object or a JSON schema, got {type_name(value)}", field
     )
+    return ()
+
+
+def _list_item(
+    index: int, item: Any, record: _Record, field: str, *, optional: bool
+) -> tuple[ParameterDoc, ...]:
+    """One item of a list of parameters: a name, a ``{name, ...}`` spec or a one-key ``{name: spec}``."""
+    if isinstance(item, str):
+        return (ParameterDoc(name=item.strip(), required=not optional),) if item.strip() else ()
+    if not isinstance(item, Mapping):
+        record.keep_text(item, f"parameter {index} is {type_name(item)}, not an object or a name", field)
+        return ()
+    if "name" in item:
+        return _named(item.get("name"), item, record, field, index=index, optional=optional)
+    if isinstance(item.get("$ref"), str):
+        record.keep_text(
+            item, f"parameter {index} is a reference that does not resolve: {item['$ref']!r}", field
+        )
+        return ()
+    if len(item) == 1 and not set(item) & _SCHEMA_HINT_KEYS:
+        ((name, spec),) = item.items()
+        return _named(str(name), spec, record, field, optional=optional)
+    record.keep_text(item, f"parameter {index} has no name", field)
+    return ()
 
 
 def _text_parameters(
     text: str, record: _Record, field: str, *, optional: bool
 ) -> tuple[ParameterDoc, ...]:
     stripped = text.strip()
-    if not stripped:
+    if stripped.lower().rstrip(".") in _NO_PARAMETERS:
         return ()
     if stripped[0] in "[{":
         try:
             parsed = json.loads(stripped)
         except json.JSONDecodeError as exc:
-            raise record.error(f"parameters are not valid JSON: {exc.msg}", field) from None
+            parsed = _python_literal(stripped)
+            if parsed is None:
+                record.keep_text(stripped, f"the parameters are not valid JSON ({exc.msg})", field)
+                return ()
+            record.note("the parameters are a Python literal, not JSON; read as one", field)
         return _parse_parameters(parsed, record, field, optional=optional)
     if stripped.startswith("(") or stripped.startswith("def "):
         found = _signature_parameters(stripped if "def " in stripped else f"def _{stripped}:")
         if found is not None:
             return found
-    raise record.error(
-        "parameters must be a list, an object, a JSON schema or a signature such as "
-        "'(a: str, b=1)', got other text",
-        field,
-    )
+    names = _listed_names(stripped)
+    if names is not None:
+        record.note("the parameters are a list of names in text; their types are unknown", field, "inferred")
+        return tuple(
+            ParameterDoc(name=name, required=not (optional or is_optional)) for name, is_optional in names
+        )
+    record.keep_text(stripped, "the parameters are free text, not a list, an object, a schema or a signature", field)
+    return ()
+
+
+def _python_literal(text: str) -> Any:
+    """``text`` as a Python literal (``"{'a': 1}"``, ``"['x']"``), or None when it is not one."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, (list, dict)) else None
+
+
+def _listed_names(text: str) -> list[tuple[str, bool]] | None:
+    """``"image, optional text"`` → ``[("image", False), ("text", True)]``; None unless every item is
+    an identifier (so prose stays prose)."""
+    names: list[tuple[str, bool]] = []
+    for item in re.split(r"[,;]", text):
+        words = item.split()
+        is_optional = len(words) == 2 and words[0].lower() in ("optional", "[optional]", "(optional)")
+        if is_optional:
+            words = words[1:]
+        if len(words) != 1 or not _IDENTIFIER.fullmatch(words[0]):
+            return None
+        names.append((words[0], is_optional))
+    return names or None
 
 
 def _is_schema(value: Mapping[str, Any]) -> bool:
@@ -622,65 +779,127 @@ def _schema_parameters(
     schema: Mapping[str, Any], record: _Record, field: str, *, optional: bool = False
 ) -> tuple[ParameterDoc, ...]:
     properties = schema.get("properties")
-    if properties is None:
-        return ()
-    if not isinstance(properties, Mapping):
-        raise record.error(f"properties must be an object, got {type_name(properties)}", field)
     listed = schema.get("required")
-    required_names = {n for n in listed if isinstance(n, str)} if isinstance(listed, list) else set()
-    params = []
+    required_names = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
+    if properties is None:
+        properties = {}
+    if not isinstance(properties, Mapping):
+        record.keep_text(properties, f"properties should be an object, got {type_name(properties)}", field)
+        properties = {}
+    params: list[ParameterDoc] = []
     for name, spec in properties.items():
-        spec = _spec(spec, record, field, name)
-        params.append(
-            _parameter(
-                name,
+        params.extend(
+            _named(
+                str(name),
                 spec,
                 record,
                 field,
                 optional=optional,
-                required=name in required_names or spec.get("required") is True,
+                required=name in required_names or (isinstance(spec, Mapping) and spec.get("required") is True),
             )
         )
+    for name in dict.fromkeys(required_names):
+        if name not in properties and name.strip():
+            record.note(f"required parameter {name!r} is not among the properties; kept, type unknown", field, "inferred")
+            params.append(ParameterDoc(name=name.strip(), required=not optional))
     return tuple(params)
 
 
-def _spec(spec: Any, record: _Record, field: str, name: Any) -> Mapping[str, Any]:
-    """A parameter's spec as an object: a bare type word or description becomes one."""
-    if spec is None:
-        return {}
-    if isinstance(spec, Mapping):
-        return spec
-    if isinstance(spec, str):
-        return {"type": spec} if spec.strip().lower() in _TYPE_WORDS else {"description": spec}
-    raise record.error(
-        f"the spec of parameter {name!r} must be an object or text, got {type_name(spec)}", field
-    )
-
-
-def _parameter(
+def _named(
     name: Any,
-    spec: Mapping[str, Any],
+    spec: Any,
     record: _Record,
     field: str,
     *,
     index: int | None = None,
     optional: bool = False,
     required: bool | None = None,
-) -> ParameterDoc:
+    defaults: bool = False,
+) -> tuple[ParameterDoc, ...]:
+    """A named parameter from its spec: an object of spec keys, a type word, a description, or a
+    default value (whose type is inferred); ``defaults``: its siblings are default values, so a null
+    spec is a null default (optional), not an empty spec."""
     where = f"parameter {index}" if index is not None else "a parameter"
-    if not isinstance(name, str):
-        reason = "has no name" if name is None else f"has a name of type {type_name(name)}"
-        raise record.error(f"{where} {reason}", field)
-    if not name.strip():
-        raise record.error(f"{where} has an empty name", field)
+    if isinstance(name, (int, float)) and not isinstance(name, bool):
+        name = str(name)
+    if not isinstance(name, str) or not name.strip():
+        reason = "has an empty name" if isinstance(name, str) else f"has a name of type {type_name(name)}"
+        record.keep_text(spec, f"{where} {reason}", field)
+        return ()
+    if isinstance(spec, Mapping) and not _is_value(spec):
+        return (_parameter(name, spec, record, field, optional=optional, required=required),)
+    if spec is None and not defaults:
+        return (_parameter(name, {}, record, field, optional=optional, required=required),)
+    if isinstance(spec, str) and not _is_value(spec):
+        as_spec = {"type": spec} if spec.strip().lower() in _TYPE_WORDS else {"description": spec}
+        return (_parameter(name, as_spec, record, field, optional=optional, required=required),)
+    record.note("parameters are given as default values; their types are inferred from them", field, "inferred")
+    return (
+        ParameterDoc(
+            name=name.strip(),
+            type="" if spec is None else _value_type(spec),
+            description=f"Default: {_short(spec)}",
+            required=False,
+        ),
+    )
+
+
+def _is_value(spec: Any) -> bool:
+    """Whether a parameter's spec is a default value rather than a spec: a number, a boolean, a list,
+    an object of no spec keys, or one word that is not a type name. Text with a space between words
+    describes; it is a description."""
+    if isinstance(spec, str):
+        return spec.strip().lower() not in _TYPE_WORDS and len(spec.split()) <= 1
+    if isinstance(spec, Mapping):
+        return bool(spec) and not set(spec) & _SCHEMA_HINT_KEYS and "name" not in spec
+    return spec is not None
+
+
+def _value_type(value: Any) -> str:
+    """The JSON Schema type of a default value; ``"True"`` and ``"0.5"`` count as what they spell."""
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in ("true", "false"):
+            return "boolean"
+        if re.fullmatch(r"[+-]?\d+", lowered):
+            return "integer"
+        if re.fullmatch(r"[+-]?(\d+\.\d*|\.\d+|\d+)(e[+-]?\d+)?", lowered):
+            return "number"
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+_MAX_DEFAULT_CHARS = 120
+
+
+def _short(value: Any) -> str:
+    """A default value as text, cut to :data:`_MAX_DEFAULT_CHARS` (a list of 100 floats says little more)."""
+    text = value if isinstance(value, str) else _compact(value)
+    return text if len(text) <= _MAX_DEFAULT_CHARS else text[: _MAX_DEFAULT_CHARS - 1].rstrip() + "…"
+
+
+def _parameter(
+    name: str,
+    spec: Mapping[str, Any],
+    record: _Record,
+    field: str,
+    *,
+    optional: bool = False,
+    required: bool | None = None,
+) -> ParameterDoc:
     description = spec.get("description")
     if description is None:
         description = ""
     if not isinstance(description, str):
-        raise record.error(
-            f"the description of parameter {name!r} must be a string, got {type_name(description)}",
-            field,
-        )
+        description = _as_text(description, record, f"{field}.{name[:80]}.description")
     if optional:
         required = False
     elif required is None:
@@ -796,7 +1015,7 @@ def _response(view: Mapping[str, Any], record: _Record) -> str:
 def _render_field(value: Any, record: _Record, field: str) -> str:
     if isinstance(value, (str, Mapping, list)):
         return _render(value, 0)
-    raise record.error(f"must be text, an object or a list, got {type_name(value)}", field)
+    return _as_text(value, record, field)
 
 
 def _compact(value: Any) -> str:

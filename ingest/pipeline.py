@@ -33,7 +33,7 @@ from toolsift.ingest.embed import document_texts, to_index_documents
 from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.normalise import normalise_agent, normalise_tool
 from toolsift.ingest.prerequisites import link_prerequisites, with_prerequisites
-from toolsift.ingest.records import LoadedRecord, RawAgent, RawTool, RejectedRecord
+from toolsift.ingest.records import FlaggedRecord, LoadedRecord, RawAgent, RawTool, RejectedRecord
 from toolsift.ingest.standardise_catalog import standardised_records
 from toolsift.ingest.version import document_builder_version
 from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
@@ -60,7 +60,12 @@ _EMBED_BATCH = 64
 
 @dataclass
 class IngestReport:
-    """What an ingest did. ``ok`` is False when any record was rejected or any write failed."""
+    """What an ingest did. ``ok`` is False when any record was rejected or any write failed.
+
+    ``flagged`` lists the tools kept whose documentation had to be read loosely (parameters inferred
+    from default values or kept as text, a missing name taken from the id, ...); they are indexed, and
+    do not make the report fail.
+    """
 
     catalog: str
     format: str
@@ -73,6 +78,7 @@ class IngestReport:
     unchanged: int = 0
     deleted: int = 0
     rejected: list[CatalogRecordError] = field(default_factory=list)
+    flagged: list[FlaggedRecord] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)
     catalog_unchanged: bool = False
     seconds: float = 0.0
@@ -95,6 +101,7 @@ class IngestReport:
             "unchanged": self.unchanged,
             "deleted": self.deleted,
             "rejected": [e.to_dict() for e in self.rejected],
+            "flagged": [f.to_dict() for f in self.flagged],
             "failed": self.failed,
             "catalog_unchanged": self.catalog_unchanged,
             "seconds": round(self.seconds, 3),
@@ -169,6 +176,7 @@ class _Validation:
     accepted_positions: set[str] = field(default_factory=set)
     sources: set[str] = field(default_factory=set)
     rejected: list[CatalogRecordError] = field(default_factory=list)
+    flagged: list[FlaggedRecord] = field(default_factory=list)
     agents: int = 0
     tools: int = 0
     tenants: tuple[str, ...] = ()
@@ -228,6 +236,10 @@ def _validate(
         else:
             result.tools += 1
             tools.append(item)
+            if item.schema_notes:
+                result.flagged.append(
+                    FlaggedRecord(item.source, position, item.tool_id, item.schema_quality, item.schema_notes)
+                )
         result.accepted_positions.add(position)
         result.sources.add(item.source)
     result.prerequisites = link_prerequisites(tools)
@@ -320,6 +332,7 @@ def ingest_catalog(
 
     validation = _validate(path, fmt, settings.max_field_chars, progress, standardiser, scope)
     report.rejected = validation.rejected
+    report.flagged = validation.flagged
     report.agents, report.tools = validation.agents, validation.tools
     if strict and validation.rejected:
         raise CatalogRejectedError(str(path), validation.rejected)

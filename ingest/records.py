@@ -25,7 +25,15 @@ from typing import Any, TypeAlias
 
 from toolsift.errors import CatalogRecordError
 
-__all__ = ["AGENT_ID_PREFIX", "RawTool", "RawAgent", "RejectedRecord", "RawRecord", "LoadedRecord"]
+__all__ = [
+    "AGENT_ID_PREFIX",
+    "RawTool",
+    "RawAgent",
+    "RejectedRecord",
+    "FlaggedRecord",
+    "RawRecord",
+    "LoadedRecord",
+]
 
 #: Every agent id starts with this, so an agent id never collides with a tool id.
 AGENT_ID_PREFIX = "agent:"
@@ -104,6 +112,38 @@ class RejectedRecord:
         return CatalogRecordError(
             self.source, self.position, self.reason, record_id=self.record_id, field=self.field
         )
+
+
+@dataclass(frozen=True)
+class FlaggedRecord:
+    """A tool kept and indexed, with what normalising it had to infer or keep as text.
+
+    Args:
+        source: short label of the catalog.
+        position: where in the source the record is.
+        record_id: the tool's id.
+        quality: its :data:`~toolsift.mappings.model.SchemaQuality` (``inferred`` or ``text``, or
+            ``declared`` when only a field other than the parameters was read loosely).
+        notes: one sentence per thing inferred or kept, each naming its field.
+    """
+
+    source: str
+    position: str
+    record_id: str
+    quality: str
+    notes: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.source} {self.position} (id {self.record_id!r}) [{self.quality}]: " + "; ".join(self.notes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "position": self.position,
+            "record_id": self.record_id,
+            "quality": self.quality,
+            "notes": list(self.notes),
+        }
 
 
 #: A record normalisation accepts.

@@ -22,6 +22,9 @@ from toolsift.mappings.fields import doc_field
 
 __all__ = [
     "SCHEMA_VERSION",
+    "SCHEMA_QUALITIES",
+    "SchemaQuality",
+    "UNPARSED_PARAMETERS",
     "ParameterDoc",
     "ToolDoc",
     "AgentDoc",
@@ -41,9 +44,21 @@ __all__ = [
 #: 3: ``tenants`` on tools, agents and the nested parameter / example sub-documents.
 #: 4: ``derived`` on tools: the fields rule-based expansion filled (:mod:`toolsift.ingest.derive`).
 #: 5: ``prerequisites`` on tools: the sibling tools a tool needs called first (:mod:`toolsift.ingest.prerequisites`).
-SCHEMA_VERSION = 5
+#: 6: ``schema_quality`` and ``schema_notes`` on tools: how much of a messy parameter spec was read.
+SCHEMA_VERSION = 6
 
 Entity = Literal["tool", "agent"]
+
+#: How a tool's parameters were read, best first: ``declared`` — from a spec that says names, types
+#: and requiredness (a JSON schema, a list or object of specs, a signature); ``inferred`` — some of it
+#: was inferred (types from default values, names from a comma-separated list, a ``required`` name
+#: with no property); ``text`` — part of the spec could not be read and is kept as text.
+SchemaQuality = Literal["declared", "inferred", "text"]
+SCHEMA_QUALITIES: tuple[str, ...] = ("declared", "inferred", "text")
+
+#: The name of the parameter sub-document that holds a spec's unreadable text (optional, type
+#: ``text``): searchable like any parameter, never handed to an agent as an argument.
+UNPARSED_PARAMETERS = "(unparsed)"
 
 @dataclass(frozen=True)
 class ParameterDoc:
@@ -91,6 +106,10 @@ class ToolDoc:
         prerequisites: ids of the tools of the same server this tool needs called first (the
             producers of its identifiers and coordinates, :mod:`toolsift.ingest.prerequisites`);
             the multi-need search places them after it.
+        schema_quality: how the parameters were read (:data:`SchemaQuality`); anything but
+            ``declared`` is a flag a search team can filter on.
+        schema_notes: what normalisation had to infer or keep as text, one sentence each naming
+            the field (stored, not indexed; the ingest report lists them).
     """
 
     tool_id: str = doc_field("keyword")
@@ -111,6 +130,8 @@ class ToolDoc:
     tenants: tuple[str, ...] = doc_field("keyword", factory=tuple)
     derived: tuple[str, ...] = doc_field("keyword", factory=tuple)
     prerequisites: tuple[str, ...] = doc_field("keyword", factory=tuple)
+    schema_quality: str = doc_field("keyword", default="declared")
+    schema_notes: tuple[str, ...] = doc_field("stored", factory=tuple)
 
     @property
     def content_hash(self) -> str:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from toolsift.errors import BadQueryError, ConfigError
 from toolsift.mappings import F
+from toolsift.mappings.model import UNPARSED_PARAMETERS
 
 if TYPE_CHECKING:
     import tiktoken
@@ -264,10 +265,15 @@ def _json_copy(value: Any, depth: int, budget: list[int]) -> Any:
 def _schema_from_parameters(parameters: Any) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     required: list[str] = []
+    unparsed = ""
     for param in parameters if isinstance(parameters, (list, tuple)) else ():
         if not isinstance(param, Mapping):
             continue
         name = param.get("name")
+        if name == UNPARSED_PARAMETERS:
+            # The catalog's unreadable spec: the agent reads it as the schema's description.
+            unparsed = str(param.get("description") or "")
+            continue
         if not isinstance(name, str) or not name.strip() or name in properties:
             continue
         spec: dict[str, Any] = {}
@@ -283,6 +289,8 @@ def _schema_from_parameters(parameters: Any) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
+    if unparsed:
+        schema["description"] = f"Parameters as the catalog describes them: {unparsed}"
     return schema
 
 

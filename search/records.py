@@ -7,6 +7,7 @@ answers it, and each front end renders the response its own way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ __all__ = [
     "RequestSource",
     "MAX_TOP_K",
     "SearchRequest",
+    "check_request_text",
     "StepRanking",
     "SearchResult",
     "SearchResponse",
@@ -141,6 +143,27 @@ class StepRanking:
 
 
 
+# Lone surrogates (what undecodable bytes become) and control characters other than tab and newlines.
+_NOT_TEXT = re.compile(r"[\ud800-\udfff]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def check_request_text(text: str, what: str) -> None:
+    """Raise :class:`BadQueryError` when ``text`` is not clean Unicode text.
+
+    A lone surrogate (a command line's undecodable bytes, a ``\\udc80`` in JSON) cannot be hashed,
+    embedded or sent to OpenSearch; a control character (ESC, NUL, ...) means nothing to a search and
+    could drive a terminal that echoes the request. The message names the character as an escape,
+    never raw, and where it is.
+    """
+    found = _NOT_TEXT.search(text)
+    if found is None:
+        return
+    char = found.group()
+    code = char.encode("unicode_escape", "backslashreplace").decode("ascii")
+    kind = "a lone surrogate (undecodable bytes?)" if "\ud800" <= char <= "\udfff" else "a control character"
+    raise BadQueryError(f"the {what} holds {kind}, {code}, at character {found.start() + 1}: send UTF-8 text")
+
+
 @dataclass(frozen=True)
 class SearchRequest:
     """One search, as every front end asks it.
@@ -201,6 +224,14 @@ class SearchRequest:
     multi_need: MultiNeed | None = None
 
     def __post_init__(self) -> None:
+        check_request_text(self.query, "query")
+        for number, step in enumerate(self.steps, start=1):
+            check_request_text(step, f"step {number}")
+        if self.instruction is not None:
+            check_request_text(self.instruction, "instruction")
+        if self.structured is not None:
+            for text in self.structured.all_texts():
+                check_request_text(text, "structured query")
         steps = tuple(" ".join(s.split()) for s in self.steps)
         object.__setattr__(self, "steps", steps)
         if steps and not all(steps):

@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from toolsift.errors import CatalogError
 from toolsift.ingest.loaders import beir, mcp, mftr, openai_functions, openapi, toolret
 from toolsift.ingest.loaders.base import CatalogLoader
-from toolsift.ingest.loaders.files import read_json, require_file
+from toolsift.ingest.loaders.files import read_json, read_text, require_file, type_name
 from toolsift.ingest.records import LoadedRecord
 
 __all__ = ["CatalogLoader", "LOADERS", "get_loader", "detect_format", "load_catalog"]
@@ -62,11 +63,37 @@ def detect_format(path: Path | str) -> str:
     for name, loader in LOADERS.items():
         if loader.detect(path):
             return name
+    if path.stat().st_size == 0 or not read_text(path).strip():
+        raise CatalogError(f"catalog file {str(path)!r} is empty: no tools to read")
     if path.suffix.lower() == ".json":
-        read_json(path)  # a parse error says more than "unknown format"
+        _undetected_json(path, read_json(path))  # a parse error says more than "unknown format"
     raise CatalogError(
         f"cannot tell the format of catalog file {str(path)!r}; known formats: {_known()} "
         f"(name one explicitly)"
+    )
+
+
+def _undetected_json(path: Path, data: Any) -> None:
+    """Raise the :class:`CatalogError` that says what a JSON file no loader recognised holds."""
+    where = f"catalog file {str(path)!r}"
+    if isinstance(data, list) and not data:
+        raise CatalogError(f"{where} is an empty list: no tools to read")
+    if isinstance(data, list) and not isinstance(data[0], dict):
+        raise CatalogError(f"{where}: expected a list of tool objects, but its first item is {type_name(data[0])}")
+    if isinstance(data, list):
+        keys = sorted(data[0])[:10]
+        raise CatalogError(
+            f"{where}: its records have keys {keys}, which no format recognises (ToolRet records have "
+            f"'id' and 'documentation'; MCP tools 'name' and 'inputSchema'; OpenAI functions 'name' and "
+            f"'parameters'); known formats: {_known()}"
+        )
+    if not isinstance(data, dict):
+        raise CatalogError(f"{where}: expected a JSON list or object of tools at the top level, got {type_name(data)}")
+    if not data:
+        raise CatalogError(f"{where} is an empty object: no tools to read")
+    raise CatalogError(
+        f"{where}: an object with keys {sorted(data)[:10]}, which no format recognises (an OpenAPI spec has "
+        f"'openapi'; an MCP tools/list result or OpenAI file has 'tools'); known formats: {_known()}"
     )
 
 

@@ -73,6 +73,15 @@ class OpenApiLoader(JsonCatalogLoader):
     def records(self, path: Path, source: str) -> Iterator[LoadedRecord]:
         spec = _read_spec(path)
         resolver = RefResolver(spec)
+        paths = spec.get("paths")
+        if paths is not None and not isinstance(paths, dict):
+            raise CatalogError(
+                f"catalog file {str(path)!r}: 'paths' must be an object, got {type_name(paths)}"
+            )
+        if not paths:
+            raise CatalogError(
+                f"catalog file {str(path)!r}: the OpenAPI spec has no paths, so no operation to index"
+            )
         raw_info = spec.get("info")
         info: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
         title = nonblank(info.get("title"))
@@ -90,13 +99,7 @@ class OpenApiLoader(JsonCatalogLoader):
                 if key not in ("paths", "components", "webhooks")
             }
             yield RawAgent(source, "info", agent_id, title.strip(), description, documentation)
-        paths = spec.get("paths")
-        if paths is None:
-            return
-        if not isinstance(paths, dict):
-            raise CatalogError(
-                f"catalog file {str(path)!r}: 'paths' must be an object, got {type_name(paths)}"
-            )
+        operations = 0
         for path_key, raw_item in paths.items():
             # Only the item itself is dereferenced: its parts are resolved one by one below, and
             # resolving twice would expand the cycle markers of the first pass.
@@ -106,7 +109,14 @@ class OpenApiLoader(JsonCatalogLoader):
                     source, f"paths.{path_key}", f"a path item must be an object, got {type_name(item)}"
                 )
                 continue
-            yield from _operations(source, resolver, str(path_key), item, id_prefix, agent_id)
+            for record in _operations(source, resolver, str(path_key), item, id_prefix, agent_id):
+                operations += 1
+                yield record
+        if not operations:
+            raise CatalogError(
+                f"catalog file {str(path)!r}: the OpenAPI spec's paths have no operations "
+                f"({', '.join(_METHODS)}), so nothing to index"
+            )
 
 
 def _operations(
@@ -228,6 +238,10 @@ def _parameters(
         for raw in level:
             param = resolver.resolve(raw)
             if not isinstance(param, dict):
+                continue
+            if isinstance(param.get("$ref"), str) and "name" not in param:
+                # A reference that did not resolve stays one: normalisation names it in its note.
+                unnamed.append({"$ref": param["$ref"]})
                 continue
             entry = _parameter(param)
             name, where = entry.get("name"), entry.get("in")

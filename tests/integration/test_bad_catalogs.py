@@ -1,6 +1,9 @@
-"""Bad catalogs give clear errors, and strict ingest never leaves anything half-written.
+"""Bad catalogs give clear errors, messy ones are kept whole, and strict ingest never half-writes.
 
-Each bad catalog is a slice of real APIBank tools with one record spoiled in one way. With
+Each bad catalog is a slice of real APIBank tools with one record spoiled in one way. A record that
+keeps an identity and some text is a tool: a missing name, a numeric name or a parameter spec that is
+free text or broken JSON is indexed and flagged (its ``schema_quality`` and notes say what was read
+loosely). A record with no text, a duplicate id or an oversized field is rejected: with
 ``strict=True`` ingest raises naming the record (position and id) and the index gets no document;
 without it every valid record is indexed and the report lists the bad one with its position and
 reason; the ``toolsift ingest`` command exits non-zero and prints the reject.
@@ -66,6 +69,14 @@ def _name_is_a_number(records: Records) -> None:
     records[2]["documentation"]["name"] = 42
 
 
+def _no_text(records: Records) -> None:
+    records[2]["documentation"] = {"description": "  ", "parameters": []}
+
+
+def _name_is_an_object(records: Records) -> None:
+    records[2]["documentation"]["name"] = {"en": "DeleteAccount"}
+
+
 def _parameters_are_garbage_text(records: Records) -> None:
     records[2]["documentation"]["parameters"] = "@@ username & password, whatever &&"
 
@@ -83,15 +94,7 @@ def _one_megabyte_description(records: Records) -> None:
 
 
 CASES: dict[str, Spoiled] = {
-    "missing-name": Spoiled(_drop_name, "record 2", "apibank_tool_2", "name", "has no name"),
-    "name-is-a-number": Spoiled(_name_is_a_number, "record 2", "apibank_tool_2", "name", "must be a string, got a number"),
-    "parameters-are-garbage-text": Spoiled(
-        _parameters_are_garbage_text, "record 2", "apibank_tool_2", "parameters",
-        "parameters must be a list, an object, a JSON schema or a signature",
-    ),
-    "parameters-are-broken-json": Spoiled(
-        _parameters_are_broken_json, "record 2", "apibank_tool_2", "parameters", "parameters are not valid JSON"
-    ),
+    "no-text": Spoiled(_no_text, "record 2", "apibank_tool_2", "documentation", "the record has no text"),
     "duplicate-id": Spoiled(_duplicate_id, "record 3", "apibank_tool_1", None, "duplicate id 'apibank_tool_1' (first seen at record 1)"),
     "1mb-description": Spoiled(
         _one_megabyte_description, "record 2", "apibank_tool_2", "description", "at most 100,000 are allowed"
@@ -121,6 +124,99 @@ def alias_documents(client: Any, alias: str) -> int | None:
 
 def run_cli(*args: str) -> Any:
     return CliRunner().invoke(cli, list(args), catch_exceptions=True)
+
+
+# --- a messy record: kept and flagged ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Messy:
+    """One way to make one record messy, and how the kept tool is flagged."""
+
+    spoil: Callable[[Records], None]
+    quality: str
+    note: str  # a phrase its note contains
+    name: str
+
+
+MESSY: dict[str, Messy] = {
+    "missing-name": Messy(_drop_name, "declared", "field 'name': the record has no name; its id is used", "apibank_tool_2"),
+    "name-is-a-number": Messy(_name_is_a_number, "declared", "field 'name': the name is a number (42)", "42"),
+    "name-is-an-object": Messy(_name_is_an_object, "declared", "the record's id is used as its name", "apibank_tool_2"),
+    "parameters-are-garbage-text": Messy(
+        _parameters_are_garbage_text, "text", "field 'parameters': the parameters are free text", "DeleteAccount"
+    ),
+    "parameters-are-broken-json": Messy(
+        _parameters_are_broken_json, "text", "field 'parameters': the parameters are not valid JSON", "DeleteAccount"
+    ),
+}
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
+@pytest.mark.parametrize("case", sorted(MESSY))
+def test_a_messy_record_is_indexed_and_flagged_not_rejected(
+    client: Any, settings: Any, model: Any, tmp_path: Path, records: Records, case: str, strict: bool
+) -> None:
+    messy = MESSY[case]
+    messy.spoil(records)
+
+    report = ingest_catalog(client, settings, model, write(tmp_path / "apibank", records), strict=strict)
+
+    assert report.ok and not report.rejected
+    assert report.created == SLICE
+    (flagged,) = report.flagged
+    assert (flagged.position, flagged.record_id, flagged.quality) == ("record 2", "apibank_tool_2", messy.quality)
+    assert any(messy.note in note for note in flagged.notes), flagged.notes
+    kept = client.get(index=settings.index, id="apibank_tool_2")["_source"]
+    assert (kept["name"], kept["schema_quality"]) == (messy.name, messy.quality)
+    if messy.quality == "text":  # the unreadable spec is searchable text in the parameters field
+        assert client.search(index=settings.index, body={"query": {"nested": {
+            "path": "parameters", "query": {"match": {"parameters.description": "whatever username token"}}}}},
+        )["hits"]["total"]["value"] >= 1
+
+
+def test_the_messy_fixture_catalog_is_kept_whole_but_for_records_without_identity_or_text(
+    base_settings: Any, settings: Any, client: Any
+) -> None:
+    catalog = Path(__file__).resolve().parents[1] / "resources" / "catalogs" / "toolret_messy.json"
+
+    result = run_cli(
+        "--opensearch-url", base_settings.opensearch_url, "ingest", str(catalog), "--index", settings.index, "--json"
+    )
+
+    assert "Traceback" not in result.output
+    report = json.loads(result.stdout)
+    qualities = {f["record_id"]: f["quality"] for f in report["flagged"]}
+    assert (report["tools"], len(report["flagged"]), len(report["rejected"])) == (13, 10, 3)
+    assert qualities == {
+        "defaults": "inferred", "list-default": "inferred", "string-defaults": "inferred", "names-in-text": "inferred",
+        "python-literal": "declared", "free-text": "text", "number-spec": "text",
+        "required-not-declared": "inferred", "nameless": "declared", "numeric-description": "declared",
+    }
+    assert [(r["position"], r["field"]) for r in report["rejected"]] == [
+        ("record 13", "documentation"), ("record 14", "id"), ("record 15", None)
+    ]
+    assert result.exit_code == ERROR_TABLE[CatalogRecordError].exit_code  # some were rejected
+    assert alias_documents(client, settings.index) == 13
+    send_mail = client.get(index=settings.index, id="required-not-declared")["_source"]
+    assert [(p["name"], p["required"]) for p in send_mail["parameters"]] == [("to", True), ("subject", True)]
+
+
+def test_the_ingest_command_prints_flagged_records_with_their_notes(
+    base_settings: Any, settings: Any, client: Any, tmp_path: Path, records: Records
+) -> None:
+    _parameters_are_garbage_text(records)
+    records[3]["documentation"]["description"] = "Evil \x1b[2J\u202e description"
+    records[3]["documentation"]["name"] = 7
+
+    result = run_cli("--opensearch-url", base_settings.opensearch_url, "ingest", str(write(tmp_path / "apibank", records)),
+                     "--index", settings.index, "--quiet")
+
+    assert result.exit_code == 0, result.output
+    assert "flagged 2, rejected 0" in result.stdout
+    assert "record 2" in result.stderr and "the parameters are free text" in result.stderr
+    assert "record 3" in result.stderr and "the name is a number (7)" in result.stderr
+    assert "\x1b" not in result.output and "\u202e" not in result.output
 
 
 # --- a bad record -----------------------------------------------------------------------------------
@@ -214,7 +310,7 @@ def test_strict_ingest_of_a_bad_catalog_leaves_an_existing_index_as_it_was(
     )["hits"]["hits"]
 
     records[0]["documentation"]["description"] = "A good edit that must not be written alone."
-    _name_is_a_number(records)
+    _no_text(records)
     write(tmp_path / "apibank", records)
     with pytest.raises(CatalogRejectedError):
         ingest_catalog(client, settings, model, catalog, strict=True)

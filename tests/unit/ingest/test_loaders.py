@@ -99,6 +99,27 @@ def test_undetectable_broken_json_reports_where_parsing_stopped(tmp_path: Path) 
         detect_format(path)
 
 
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("tools.json", "", r"tools\.json' is empty: no tools to read"),
+        ("tools.jsonl", "\n  \n", r"tools\.jsonl' is empty: no tools to read"),
+        ("tools.json", "[]", r"is an empty list: no tools to read"),
+        ("tools.json", "{}", r"is an empty object: no tools to read"),
+        ("tools.json", '"a string"', r"expected a JSON list or object of tools at the top level, got a string"),
+        ("tools.json", "42", r"expected a JSON list or object of tools at the top level, got a number"),
+        ("tools.json", '["get_weather"]', r"expected a list of tool objects, but its first item is a string"),
+        ("tools.json", '[{"title": "x"}]', r"its records have keys \['title'\], which no format recognises"),
+        ("tools.json", '{"servers": []}', r"an object with keys \['servers'\], which no format recognises"),
+    ],
+)
+def test_a_file_no_format_recognises_says_what_it_holds(tmp_path: Path, name: str, content: str, message: str) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(CatalogError, match=message):
+        detect_format(path)
+
+
 def test_missing_file_is_a_catalog_error_naming_it(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere.json"
     with pytest.raises(CatalogError, match=r"nowhere\.json.*does not exist"):

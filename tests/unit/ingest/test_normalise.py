@@ -84,30 +84,38 @@ def test_openai_function_wrapper_is_looked_into_for_every_field() -> None:
     assert tool.function == ""
 
 
-def test_record_without_name_is_rejected_with_its_position() -> None:
-    nameless = tools_of(CATALOGS / "toolret_missing_name.json")[1]
-    with pytest.raises(CatalogRecordError) as caught:
-        normalise_tool(nameless)
-    error = caught.value
-    assert (error.source, error.position, error.record_id, error.field) == (
-        "toolret/toolret_missing_name",
-        "record 1",
-        "nameless",
-        "name",
-    )
-    assert "has no name" in error.reason
+def test_a_record_with_an_id_but_no_name_is_kept_and_named_by_its_id() -> None:
+    tool = normalise_tool(tools_of(CATALOGS / "toolret_missing_name.json")[1])
+    assert (tool.tool_id, tool.name, tool.description) == ("nameless", "nameless", "A tool nobody named.")
+    assert tool.schema_notes == ("field 'name': the record has no name; its id is used as its name",)
+    assert tool.schema_quality == "declared"  # the parameters were read as written
 
 
 def test_a_name_of_only_spaces_counts_as_missing() -> None:
-    blank = tools_of(CATALOGS / "toolret_missing_name.json")[2]
-    with pytest.raises(CatalogRecordError, match="has no name"):
-        normalise_tool(blank)
+    blank = normalise_tool(tools_of(CATALOGS / "toolret_missing_name.json")[2])
+    assert blank.name == "blank"
+    assert "has no name" in blank.schema_notes[0]
 
 
-def test_a_name_that_is_not_text_is_rejected_naming_the_field() -> None:
-    error = rejection({"api_name": 42})
+def test_a_record_with_neither_name_nor_id_is_rejected_naming_the_field() -> None:
+    error = rejection({"description": "Forecasts."}, tool_id=None)
+    assert (error.field, error.position) == ("name", "record 3")
+    assert "has no name and no id" in error.reason
+
+
+def test_a_numeric_name_is_used_as_text_and_an_object_name_gives_way_to_the_id() -> None:
+    assert doc({"api_name": 42, "description": "d"}).name == "42"
+    assert doc({"api_name": {"en": "x"}, "description": "d"}).name == "t1"
+    error = rejection({"api_name": {"en": "x"}, "description": "d"}, tool_id=None)
     assert error.field == "api_name"
-    assert "must be a string, got a number" in error.reason
+    assert "must be a string, got an object" in error.reason
+
+
+@pytest.mark.parametrize("documentation", [{}, {"name": "  ", "description": ""}, {"parameters": [], "tags": [" "]}])
+def test_a_record_with_no_text_at_all_is_rejected(documentation: dict[str, Any]) -> None:
+    error = rejection(documentation)
+    assert (error.field, error.record_id) == ("documentation", "t1")
+    assert "has no text" in error.reason
 
 
 def test_name_falls_back_to_the_function_of_a_def_signature() -> None:
@@ -184,10 +192,10 @@ def test_a_field_the_catalog_filled_is_not_derived() -> None:
     assert (tool.response, tool.examples, tool.derived) == ("a number", ("add two numbers",), ())
 
 
-def test_a_description_that_is_not_text_is_rejected() -> None:
-    error = rejection({"name": "n", "description": ["a", "b"]})
-    assert (error.field, error.record_id) == ("description", "t1")
-    assert "must be a string, got a list" in error.reason
+def test_a_description_that_is_not_text_is_read_as_text_with_a_note() -> None:
+    tool = doc({"name": "n", "description": ["Forecasts.", "By city."]})
+    assert tool.description == "Forecasts.; By city."
+    assert tool.schema_notes == ("field 'description': expected text, got a list; read as text",)
 
 
 # --- parameters: shapes ------------------------------------------------------------------------------
@@ -275,23 +283,105 @@ def test_an_empty_schema_gives_no_parameters() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "reason"),
+    ("value", "kept", "note"),
     [
-        (7, "must be a list, an object or a JSON schema, got a number"),
-        ("the city and a date", "got other text"),
-        ("[not json", "not valid JSON"),
-        ([{"type": "string"}], "parameter 0 has no name"),
-        ([{"name": ""}], "parameter 0 has an empty name"),
-        ([3], "parameter 0 must be an object or a name, got a number"),
-        ({"q": 5}, "the spec of parameter 'q' must be an object or text"),
-        ([{"name": "q", "description": {"en": "x"}}], "description of parameter 'q' must be a string"),
-        ({"type": "object", "properties": ["q"]}, "properties must be an object"),
+        (7, "7", "should be a list, an object or a JSON schema, got a number"),
+        ("the city and a date", "the city and a date", "are free text"),
+        ("[not json", "[not json", "not valid JSON"),
+        ([{"type": "string"}], '{"type": "string"}', "parameter 0 has no name"),
+        ([{"name": ""}], '{"name": ""}', "parameter 0 has an empty name"),
+        ([3], "3", "parameter 0 is a number, not an object or a name"),
+        ([{"$ref": "#/components/parameters/Gone"}], '{"$ref": "#/components/parameters/Gone"}',
+         "parameter 0 is a reference that does not resolve: '#/components/parameters/Gone'"),
+        ({"type": "object", "properties": ["q"]}, '["q"]', "properties should be an object"),
     ],
 )
-def test_parameters_of_an_unusable_shape_are_rejected(value: Any, reason: str) -> None:
-    error = rejection({"name": "n", "parameters": value})
-    assert error.field == "parameters"
-    assert reason in error.reason
+def test_an_unreadable_parameter_spec_is_kept_as_text_and_flagged(value: Any, kept: str, note: str) -> None:
+    tool = doc({"name": "n", "description": "d", "parameters": value})
+    assert tool.parameters == (ParameterDoc("(unparsed)", "text", kept, required=False),)
+    assert tool.schema_quality == "text"
+    assert len(tool.schema_notes) == 1 and tool.schema_notes[0].startswith("field 'parameters': ")
+    assert note in tool.schema_notes[0] and tool.schema_notes[0].endswith("; kept as text")
+    assert tool.overview == "n: d"  # the text is searchable in the parameters field, not a parameter name
+
+
+@pytest.mark.parametrize("text", ["N/A", "none", "None", "", "  ", "n/a.", "-", "{}", "[]"])
+def test_text_that_says_there_are_no_parameters_gives_none(text: str) -> None:
+    tool = doc({"name": "n", "api_arguments": text})
+    assert (tool.parameters, tool.schema_quality, tool.schema_notes) == ((), "declared", ())
+
+
+def test_a_dict_of_default_values_gives_optional_parameters_with_inferred_types() -> None:
+    tool = doc({"name": "MLPClassifier", "api_arguments": {
+        "alpha": 0.0001, "solver": "adam", "random_state": None, "early_stopping": False, "max_iter": 200,
+        "mean": [0.485, 0.456, 0.406], "pretrained": "True", "size": {"height": 224},
+        "units": "Metric or imperial.",
+    }})
+    assert [(p.name, p.type, p.description, p.required) for p in tool.parameters] == [
+        ("alpha", "number", "Default: 0.0001", False),
+        ("solver", "string", "Default: adam", False),
+        ("random_state", "", "Default: null", False),
+        ("early_stopping", "boolean", "Default: false", False),
+        ("max_iter", "integer", "Default: 200", False),
+        ("mean", "array", "Default: [0.485, 0.456, 0.406]", False),
+        ("pretrained", "boolean", "Default: True", False),
+        ("size", "object", 'Default: {"height": 224}', False),
+        ("units", "", "Metric or imperial.", True),
+    ]
+    assert tool.schema_quality == "inferred"
+    assert tool.schema_notes == (
+        "field 'api_arguments': parameters are given as default values; their types are inferred from them",
+    )
+
+
+def test_a_long_default_is_cut_short() -> None:
+    tool = doc({"name": "n", "api_arguments": {"mean": [0.123456789] * 40}})
+    assert len(tool.parameters[0].description) == len("Default: ") + 120
+    assert tool.parameters[0].description.endswith("…")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("text", [("text", True)]),
+        ("question, context", [("question", True), ("context", True)]),
+        ("image, optional text", [("image", True), ("text", False)]),
+        ("input_ids; attention_mask", [("input_ids", True), ("attention_mask", True)]),
+    ],
+)
+def test_names_listed_in_text_become_untyped_parameters(text: str, expected: list[tuple[str, bool]]) -> None:
+    tool = doc({"name": "n", "api_arguments": text})
+    assert [(p.name, p.required) for p in tool.parameters] == expected
+    assert all(p.type == "" for p in tool.parameters)
+    assert tool.schema_quality == "inferred"
+
+
+def test_a_python_literal_is_read_like_json() -> None:
+    tool = doc({"name": "n", "api_arguments": "{'question': 'your_question', 'context': 'your_context'}"})
+    assert [p.name for p in tool.parameters] == ["question", "context"]
+    assert "a Python literal, not JSON" in tool.schema_notes[0]
+
+
+def test_a_list_of_one_key_objects_names_its_parameters_by_their_keys() -> None:
+    tool = doc({"name": "n", "api_arguments": [{"model_id": "string (URL or local path to the model)"}]})
+    assert tool.parameters == (ParameterDoc("model_id", "", "string (URL or local path to the model)"),)
+
+
+def test_a_required_parameter_missing_from_the_properties_is_kept_and_flagged() -> None:
+    tool = doc({"name": "n", "inputSchema": {
+        "type": "object", "properties": {"q": {"type": "string"}}, "required": ["q", "city"]}})
+    assert tool.parameters == (ParameterDoc("q", "string", "", True), ParameterDoc("city", "", "", True))
+    assert tool.required_parameters == tool.parameters  # the missing-parameter penalty sees it
+    assert tool.schema_quality == "inferred"
+    assert tool.schema_notes == (
+        "field 'inputSchema': required parameter 'city' is not among the properties; kept, type unknown",
+    )
+
+
+def test_a_parameter_description_that_is_not_text_is_read_as_text() -> None:
+    tool = doc({"name": "n", "parameters": [{"name": "q", "description": {"en": "The query."}}]})
+    assert tool.parameters[0].description == "en: The query."
+    assert "parameters.q.description" in tool.schema_notes[0]
 
 
 # --- parameters: which are required ------------------------------------------------------------------
@@ -414,9 +504,10 @@ def test_response_is_taken_from_any_of_its_synonyms(key: str) -> None:
     assert doc({"name": "n", key: "A number."}).response == "A number."
 
 
-def test_a_response_of_an_unusable_type_is_rejected() -> None:
-    error = rejection({"name": "n", "returns": 3})
-    assert error.field == "returns"
+def test_a_response_of_another_type_is_read_as_text() -> None:
+    tool = doc({"name": "n", "returns": 3})
+    assert tool.response == "3"
+    assert tool.schema_notes == ("field 'returns': expected text, got a number; read as text",)
 
 
 # --- examples and the Tool-DE profile ----------------------------------------------------------------
@@ -466,8 +557,10 @@ def test_profile_fields_come_only_from_fields_of_their_names() -> None:
     assert tool.tags == ("weather", "geo", "Discovery", "travel")
 
 
-def test_a_profile_field_of_an_unusable_type_is_rejected() -> None:
-    assert rejection({"name": "n", "when_to_use": {"a": 1}}).field == "when_to_use"
+def test_a_profile_field_of_another_type_is_read_as_text() -> None:
+    tool = doc({"name": "n", "when_to_use": {"a": 1}})
+    assert tool.when_to_use == "a: 1"
+    assert "field 'when_to_use'" in tool.schema_notes[0]
 
 
 # --- Full-Doc text, raw, source ----------------------------------------------------------------------
@@ -515,9 +608,10 @@ def test_a_field_the_standardized_document_lacks_falls_back_to_the_rules() -> No
     assert (tool.description, tool.response) == ("Standardised.", "Raw response.")
 
 
-def test_a_standardized_field_of_the_wrong_type_is_rejected() -> None:
-    error = rejection({"name": "n"}, standardized={"description": 5})
-    assert error.field == "standardized.description"
+def test_a_standardized_field_of_the_wrong_type_is_read_as_text_naming_it() -> None:
+    tool = doc({"name": "n"}, standardized={"description": 5})
+    assert tool.description == "5"
+    assert tool.schema_notes[0].startswith("field 'standardized.description'")
 
 
 # --- BEIR records ------------------------------------------------------------------------------------
@@ -546,9 +640,9 @@ def test_a_plain_beir_record_uses_title_as_name_and_text_as_description() -> Non
     assert (tool.name, tool.description) == ("Unit Converter", "Convert between metric and imperial units.")
 
 
-def test_a_beir_record_without_title_or_toolbench_text_has_no_name() -> None:
-    error = rejection({"_id": "9", "title": "", "text": "Some prose."}, tool_id="9")
-    assert error.field == "name"
+def test_a_beir_record_without_title_or_toolbench_text_is_named_by_its_id() -> None:
+    tool = doc({"_id": "9", "title": "", "text": "Some prose."}, tool_id="9")
+    assert (tool.name, tool.description) == ("9", "Some prose.")
 
 
 # --- length limits -----------------------------------------------------------------------------------

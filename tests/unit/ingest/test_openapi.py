@@ -293,3 +293,27 @@ def test_an_operation_normalises_into_a_tool_document() -> None:
 
 def test_operation_tags_become_tool_tags() -> None:
     assert normalise_tool(tool("paths./pets.get")).tags == ("pets",)
+
+
+@pytest.mark.parametrize("paths", [None, {}])
+def test_a_spec_with_no_paths_is_a_catalog_error_not_an_empty_agent(tmp_path: Path, paths: Any) -> None:
+    spec: dict[str, Any] = {"openapi": "3.0.0", "info": {"title": "Empty"}}
+    if paths is not None:
+        spec["paths"] = paths
+    with pytest.raises(CatalogError, match="the OpenAPI spec has no paths, so no operation to index"):
+        list(load_catalog(write_spec(tmp_path, spec)))
+
+
+def test_paths_without_any_operation_are_a_catalog_error(tmp_path: Path) -> None:
+    spec = {"openapi": "3.0.0", "info": {"title": "X"}, "paths": {"/pets": {"parameters": []}}}
+    with pytest.raises(CatalogError, match="paths have no operations"):
+        list(load_catalog(write_spec(tmp_path, spec)))
+
+
+def test_a_dangling_parameter_reference_is_kept_as_text_naming_the_reference(tmp_path: Path) -> None:
+    spec = {"openapi": "3.0.0", "info": {"title": "X"}, "paths": {"/pets": {"get": {
+        "operationId": "listPets", "summary": "List pets.",
+        "parameters": [{"$ref": "#/components/parameters/Gone"}]}}}}
+    tool = next(normalise_tool(r) for r in load_catalog(write_spec(tmp_path, spec)) if isinstance(r, RawTool))
+    assert tool.schema_quality == "text"
+    assert "a reference that does not resolve: '#/components/parameters/Gone'" in tool.schema_notes[0]

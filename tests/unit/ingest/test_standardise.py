@@ -534,7 +534,7 @@ def test_a_tool_neither_cached_nor_answerable_stops_the_file_and_writes_nothing(
 
 
 def test_records_normalisation_rejects_are_reported_and_left_out(cache: dict[Any, Any], tmp_path: Path) -> None:
-    nameless = {"description": "A tool nobody named."}
+    nameless = {"description": "  ", "parameters": []}  # no text at all: nothing to name or search
     cache[("standardize", MODEL, standardize_subject(RAW_DOC))] = PAPER_AUGMENTED
     cache[("standardize", MODEL, standardize_subject(nameless))] = {"description": "Nameless.", "parameters": {}}
     out = tmp_path / "std.json"

@@ -1,0 +1,37 @@
+"""What the CLI prints from catalogs and requests cannot drive the terminal it is printed to."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from toolsift.cli._output import FLAGGED_SHOWN, flagged_table, rejected_table, safe_lines, table, terminal_safe
+
+
+def test_control_and_bidi_characters_are_written_as_escapes() -> None:
+    assert terminal_safe("a\x1b[2Jb\u202ec\x00d\x9be\u2066") == "a\\x1b[2Jb\\u202ec\\x00d\\x9be\\u2066"
+    assert terminal_safe("plain text, ünïcode and 中文") == "plain text, ünïcode and 中文"
+
+
+def test_table_cells_are_made_terminal_safe() -> None:
+    printed = table(["name"], [["evil\x1b]0;owned\x07name"]])
+    assert "\x1b" not in printed and "\x07" not in printed
+    assert "evil\\x1b]0;owned\\x07name" in printed
+
+
+def test_rejected_and_flagged_tables_escape_catalog_text() -> None:
+    reject = SimpleNamespace(position="record 1", record_id="x\x1by", field="name", reason="bad \u202e")
+    flagged = SimpleNamespace(position="record 2", record_id="t\x1b", quality="text", notes=("note \x1b[31m",))
+    for printed in (rejected_table([reject]), flagged_table([flagged])):
+        assert "\x1b" not in printed and "\u202e" not in printed
+
+
+def test_a_long_flagged_list_is_cut_with_a_count_of_the_rest() -> None:
+    many = [SimpleNamespace(position=f"record {i}", record_id=str(i), quality="inferred", notes=("n",))
+            for i in range(FLAGGED_SHOWN + 3)]
+    printed = flagged_table(many)
+    assert printed.endswith("… and 3 more flagged (--json lists them all)")
+    assert f"record {FLAGGED_SHOWN - 1}" in printed and f"record {FLAGGED_SHOWN}\n" not in printed
+
+
+def test_several_lines_keep_their_newlines_and_lose_their_escapes() -> None:
+    assert safe_lines("query: a\x1b[31m\nrow\u202e two") == "query: a\\x1b[31m\nrow\\u202e two"
