@@ -80,6 +80,9 @@ class SearchBody(_Answering):
     multi_need: Literal["auto", "on", "off"] | None = Field(
         None, description="Search the request whole and need by need (on), as one query (off), or on when the "
                           "index holds servers and no filter narrows the search (auto); default: the server's setting.")
+    risky: Literal["flag", "exclude"] | None = Field(
+        None, description="Tools the ingest screen flagged as hostile text: returned with their `risk` reasons and a "
+                          "flagged description (flag), or left out (exclude); default: the server's setting.")
 
 
 class ToolsetBody(_Answering):
@@ -183,7 +186,8 @@ def create_app(
         call = ToolQuery(query=body.query, steps=tuple(body.steps), level=body.level, top_k=body.top_k,
                          filters=Filters(servers=servers, tags=tuple(body.filters.tags)), explain=body.explain,
                          format=body.format, max_results=body.max_results, token_budget=body.token_budget,
-                         retriever=body.retriever, instruction=body.instruction, multi_need=body.multi_need)
+                         retriever=body.retriever, instruction=body.instruction, multi_need=body.multi_need,
+                         risky=body.risky)
         return svc.search(who, call)
 
     @app.post("/v1/toolset", summary="A precise tool set for a request (PTR)")

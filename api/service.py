@@ -18,11 +18,11 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from toolsift.access import Principal
-from toolsift.config import MultiNeed, Retriever, Settings
+from toolsift.config import MultiNeed, Retriever, RiskyTools, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError, NotFoundError
 from toolsift.search.backend import SearchBackend
-from toolsift.search.definitions import TOKENIZER, Fitted, Format
+from toolsift.search.definitions import TOKENIZER, Fitted, Format, ToolDefinition
 from toolsift.search.feedback import FeedbackStore, ToolOutcome
 from toolsift.search.records import RequestedLevel, SearchRequest, SearchResponse
 
@@ -61,6 +61,7 @@ class ToolQuery:
     retriever: Retriever | None = None
     instruction: str | None = None
     multi_need: MultiNeed | None = None
+    risky: RiskyTools | None = None
 
 
 class ToolSearchService:
@@ -89,7 +90,7 @@ class ToolSearchService:
         request = SearchRequest(
             query=call.query, steps=call.steps, level=call.level, top_k=call.top_k, retriever=call.retriever,
             agents=call.filters.agent_ids, tags=call.filters.tags, tenant=who.tenant, explain=call.explain,
-            instruction=call.instruction, multi_need=call.multi_need,
+            instruction=call.instruction, multi_need=call.multi_need, risky=call.risky,
         )
         response = self.backend.search(request)
         return self._answer(who, call, response)
@@ -105,7 +106,7 @@ class ToolSearchService:
         members = [
             {"id": m.tool_id, "name": delivered[m.tool_id].name, "need": m.need, "reason": m.reason, "why": m.why,
              "coverage": round(m.coverage, 4), "tokens": delivered[m.tool_id].tokens,
-             "definition": delivered[m.tool_id].definition}
+             "definition": delivered[m.tool_id].definition, **_risk(delivered[m.tool_id])}
             for m in tool_set.members if m.tool_id in delivered
         ]
         return {
@@ -126,7 +127,8 @@ class ToolSearchService:
             raise NotFoundError(f"no tool {tool_id!r}")
         tool = fitted.tools[0]
         return {"id": tool.tool_id, "name": tool.name, "original_name": tool.original_name, "server": tool.server,
-                "format": fmt, "tokens": tool.tokens, "tokenizer": TOKENIZER, "definition": tool.definition}
+                "format": fmt, "tokens": tool.tokens, "tokenizer": TOKENIZER, "definition": tool.definition,
+                **_risk(tool)}
 
     def feedback(self, who: Principal, request_id: str, outcomes: Sequence[ToolOutcome]) -> dict[str, Any]:
         """Store which returned tools the agent called and whether the calls succeeded.
@@ -164,7 +166,7 @@ class ToolSearchService:
                 "rank": rank, "id": tool.tool_id, "name": tool.name, "original_name": tool.original_name,
                 "server": tool.server, "score": round(hit.score, 6),
                 "missing_required_parameters": list(hit.missing_required), "tokens": tool.tokens,
-                "definition": tool.definition,
+                "definition": tool.definition, **_risk(tool),
             }
             if hit.prerequisite_of:  # a tool its server needs called before the one above it
                 entry["prerequisite_of"] = hit.prerequisite_of
@@ -190,6 +192,11 @@ class ToolSearchService:
         if result.level_reason:
             answer["level_reason"] = result.level_reason
         return answer
+
+
+def _risk(tool: ToolDefinition) -> dict[str, Any]:
+    """``{"risk": [reasons]}`` for a tool the ingest screen flagged (its definition carries the flag too)."""
+    return {"risk": list(tool.risk)} if tool.risk else {}
 
 
 def _request_id() -> str:

@@ -1,4 +1,4 @@
-"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``."""
+"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ _DEFAULT = "latency"
 @click.group(cls=DefaultSubcommandGroup, default=_DEFAULT)
 def bench() -> None:
     """Benchmarks: ingest throughput and search latency (`bench [latency] DATASET_DIR`), the ranker
-    service's failover drill (`bench failover`) and reranking cost (`bench rerank`)."""
+    service's failover drill (`bench failover`), reranking cost (`bench rerank`) and the ingest screen's
+    precision and recall on hostile tool text (`bench screen`)."""
 
 
 @bench.command(_DEFAULT)
@@ -281,5 +282,37 @@ def rerank(
     click.echo(table(["ranker", "transport", "device", "M", "p50 ms", "p95 ms", "added ms", "pairs/s",
                       "batched pairs/s"], rows))
     out = json_out or Path(f"bench-rerank-{figures['index']}.json")
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("screen")
+@click.argument("injection_set", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@json_file_option("Write the figures here (default: bench-screen.json).")
+def screen(injection_set: Path | None, json_out: Path | None) -> None:
+    """Precision and recall of the ingest screen of hostile tool text on a labelled injection set.
+
+    INJECTION_SET (default: the bundled one, evaluation/data/injection_set.json) holds small MCP
+    servers labelled malicious (tool poisoning) or benign (look-alikes); they are ingested as one
+    catalog through the real loader and normaliser and screened as `toolsift ingest` screens. Scores
+    per case and per tool, on all cases and on each half (by a hash of the case id).
+    """
+    from toolsift.evaluation.screen_bench import run_screen_bench
+
+    figures = run_screen_bench(injection_set)
+    click.echo(f"injection set {figures['set']}: {figures['all']['cases']} cases "
+               f"({figures['all']['malicious']} malicious, {figures['all']['benign']} benign)")
+    click.echo(table(["cases", "n", "case precision", "case recall", "tool precision", "tool recall"], [
+        [name, figures[key]["cases"], figures[key]["case_precision"], figures[key]["case_recall"],
+         figures[key]["tool_precision"], figures[key]["tool_recall"]]
+        for name, key in (("all", "all"), ("half A", "half_a"), ("half B", "half_b"))
+    ]))
+    click.echo(table(["kind", "cases", "flagged", "rate"], [
+        [kind, row["cases"], row.get("caught", row.get("flagged")), row["rate"]] for kind, row in figures["by_kind"].items()
+    ]))
+    for label, ids in (("false positives", figures["all"]["false_positives"]), ("missed", figures["all"]["missed"])):
+        if ids:
+            click.echo(f"{label}: {', '.join(ids)}")
+    out = json_out or Path("bench-screen.json")
     write_json(out, figures)
     click.echo(f"wrote {out}", err=True)

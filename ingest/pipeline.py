@@ -34,6 +34,7 @@ from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.normalise import normalise_agent, normalise_tool
 from toolsift.ingest.prerequisites import link_prerequisites, with_prerequisites
 from toolsift.ingest.records import FlaggedRecord, LoadedRecord, RawAgent, RawTool, RejectedRecord
+from toolsift.ingest.screen import screen_catalog, screened, with_risk
 from toolsift.ingest.standardise_catalog import standardised_records
 from toolsift.ingest.version import document_builder_version
 from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
@@ -182,6 +183,12 @@ class _Validation:
     tenants: tuple[str, ...] = ()
     #: Tool id → its prerequisites among the accepted tools (:mod:`toolsift.ingest.prerequisites`).
     prerequisites: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Tool id → the screen's reasons, for the tools it flagged (:mod:`toolsift.ingest.screen`).
+    risks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def finished(self, tool: ToolDoc) -> ToolDoc:
+        """A tool as indexed: with what reading the whole catalog found (prerequisites, risk)."""
+        return with_risk(with_prerequisites(tool, self.prerequisites), self.risks)
 
 
 def _load(path: Path, fmt: str, standardiser: Standardiser | None) -> Iterator[LoadedRecord]:
@@ -243,8 +250,9 @@ def _validate(
         result.accepted_positions.add(position)
         result.sources.add(item.source)
     result.prerequisites = link_prerequisites(tools)
+    result.risks = screen_catalog([screened(tool) for tool in tools])
     for tool in tools:
-        result.hashes[tool.tool_id] = with_prerequisites(tool, result.prerequisites).content_hash
+        result.hashes[tool.tool_id] = result.finished(tool).content_hash
     return result
 
 
@@ -454,7 +462,7 @@ def _actions(
         if isinstance(item, CatalogRecordError) or position not in validation.accepted_positions:
             continue
         if isinstance(item, ToolDoc):
-            item = with_prerequisites(item, validation.prerequisites)
+            item = validation.finished(item)
         doc_id = _doc_id(item)
         done += 1
         if progress:

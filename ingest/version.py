@@ -27,6 +27,7 @@ DOCUMENT_BUILDER_MODULES: tuple[str, ...] = (
     "normalise.py",
     "derive.py",
     "prerequisites.py",
+    "screen.py",
     "standardise_tasks.py",
     "standardise_answers.py",
     "standardise_required.py",

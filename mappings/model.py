@@ -44,7 +44,8 @@ __all__ = [
 #: 3: ``tenants`` on tools, agents and the nested parameter / example sub-documents.
 #: 4: ``derived`` on tools: the fields rule-based expansion filled (:mod:`toolsift.ingest.derive`).
 #: 5: ``prerequisites`` on tools: the sibling tools a tool needs called first (:mod:`toolsift.ingest.prerequisites`).
-#: 6: ``schema_quality`` and ``schema_notes`` on tools: how much of a messy parameter spec was read.
+#: 6: ``schema_quality`` and ``schema_notes`` on tools: how much of a messy parameter spec was read;
+#:    ``risk`` and ``risk_reasons``: what the screen of hostile tool text found (:mod:`toolsift.ingest.screen`).
 SCHEMA_VERSION = 6
 
 Entity = Literal["tool", "agent"]
@@ -110,6 +111,10 @@ class ToolDoc:
             ``declared`` is a flag a search team can filter on.
         schema_notes: what normalisation had to infer or keep as text, one sentence each naming
             the field (stored, not indexed; the ingest report lists them).
+        risk: ``flagged`` when the screen of hostile tool text found something, else ``none``
+            (:mod:`toolsift.ingest.screen`); search can exclude flagged tools, and no front end hands
+            an agent a flagged description without its flag.
+        risk_reasons: the screen's findings, each ``<kind>: <what was found>``.
     """
 
     tool_id: str = doc_field("keyword")
@@ -132,6 +137,8 @@ class ToolDoc:
     prerequisites: tuple[str, ...] = doc_field("keyword", factory=tuple)
     schema_quality: str = doc_field("keyword", default="declared")
     schema_notes: tuple[str, ...] = doc_field("stored", factory=tuple)
+    risk: str = doc_field("keyword", default="none")
+    risk_reasons: tuple[str, ...] = doc_field("keyword", factory=tuple)
 
     @property
     def content_hash(self) -> str:

@@ -47,7 +47,9 @@ Vectors = Mapping[str, Sequence[float]]
 #: Doc-value fields every hit returns. Identity comes from doc values with ``stored_fields: _none_``:
 #: each random stored-field load decompresses a whole block, which for 100 candidates was most of a
 #: request's time (26 ms against 2 ms on toolink).
-HIT_FIELDS: list[str] = [F.tool_id, F.agent_id, F.entity, f"{F.name}.keyword", F.derived, F.prerequisites]
+HIT_FIELDS: list[str] = [
+    F.tool_id, F.agent_id, F.entity, f"{F.name}.keyword", F.derived, F.prerequisites, F.risk_reasons
+]
 #: Stored fields loaded only when per-parameter detail is needed (queries with extracted arguments).
 PARAMETER_SOURCE: list[str] = [F.param_name, F.param_required]
 
@@ -79,6 +81,7 @@ def hit_identity(hit: Mapping[str, Any]) -> HitIdentity:
         doc_id=str(doc_id), name=first(f"{F.name}.keyword") or str(doc_id), entity=entity, agent_id=agent_id,
         derived=tuple(str(v) for v in values.get(F.derived) or ()),
         prerequisites=tuple(str(v) for v in values.get(F.prerequisites) or ()),
+        risk=tuple(str(v) for v in values.get(F.risk_reasons) or ()),
     )
 
 
@@ -407,5 +410,6 @@ def parse_field_scores(
             parameters=params_by_kind,
             parameter_names=params,
             derived=who.derived,
+            risk=who.risk,
         )
     return out

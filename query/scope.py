@@ -37,6 +37,7 @@ class Scope:
         tenant: the caller's tenant; None sees every tenant (no keys configured, or an admin key for ``*``).
         agents: only tools of these agents or MCP servers (ids ``agent:<slug>``).
         tags: only tools carrying at least one of these tags (exact, as ingested).
+        exclude_flagged: leave out the tools the ingest screen flagged (``ToolDoc.risk``).
 
     Raises:
         BadQueryError: an empty value, or more than 100 of one kind.
@@ -45,6 +46,7 @@ class Scope:
     tenant: str | None = None
     agents: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    exclude_flagged: bool = False
 
     def __post_init__(self) -> None:
         for name in ("agents", "tags"):
@@ -69,15 +71,17 @@ class Scope:
             out.append({"terms": {F.agent_id: list(self.agents)}})
         if self.tags:
             out.append({"terms": {"tags.keyword": list(self.tags)}})
+        if self.exclude_flagged:
+            out.append({"bool": {"must_not": [{"term": {F.risk: "flagged"}}]}})
         return out
 
     def nested_clauses(self, path: str) -> list[dict[str, Any]]:
         """The tenant boundary on the sub-documents of nested field ``path`` (parameters, examples)."""
         return [] if self.tenant is None else [tenant_clause(self.tenant, f"{path}.tenants")]
 
-    def key(self) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
+    def key(self) -> tuple[str | None, tuple[str, ...], tuple[str, ...], bool]:
         """A hashable identity, for caches of scoped answers."""
-        return (self.tenant, self.agents, self.tags)
+        return (self.tenant, self.agents, self.tags, self.exclude_flagged)
 
 
 #: No tenant boundary, no filters.

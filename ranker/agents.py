@@ -204,7 +204,8 @@ def rank_tools_by_server(
     return [
         RankedTool(doc_id=entity.doc_id, name=entity.name, entity="tool", agent_id=entity.agent_id, score=total,
                    contributions={"need": need, "server": boost}, raw_scores=entity.raw_scores,
-                   first_stage_rank=entity.first_stage_rank, prerequisites=entity.prerequisites)
+                   first_stage_rank=entity.first_stage_rank, prerequisites=entity.prerequisites,
+                   risk=entity.risk)
         for total, _, _, _, need, boost, entity in scored[:top_k]
     ]
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolsift.config import FIELDS
 from toolsift.ingest.prerequisites import MAX_PREREQUISITES
+from toolsift.ingest.screen import MAX_RISK_REASONS
 from toolsift.records import FieldSignals, ParameterMatch
 from toolsift.query.structured import StructuredQuery
 from toolsift.records import RankedTool
@@ -66,6 +67,7 @@ class Candidate(BaseModel):
     arguments: int = Field(0, ge=0)
     document: str = Field("", max_length=MAX_DOCUMENT_CHARS)
     derived: list[str] = Field(default_factory=list, max_length=len(FIELDS))
+    risk: list[str] = Field(default_factory=list, max_length=MAX_RISK_REASONS)
 
     @classmethod
     def from_signals(cls, s: FieldSignals) -> Candidate:
@@ -79,7 +81,7 @@ class Candidate(BaseModel):
             parameters={k: [ParameterMatchModel.model_construct(name=m.name, required=m.required, score=m.score)
                             for m in v] for k, v in s.parameters.items()},
             parameter_names=list(s.parameter_names), arguments=s.arguments, document=s.document,
-            derived=list(s.derived),
+            derived=list(s.derived), risk=list(s.risk),
         )
 
     def signals(self) -> FieldSignals:
@@ -98,6 +100,7 @@ class Candidate(BaseModel):
             arguments=self.arguments,
             document=self.document,
             derived=tuple(self.derived),
+            risk=tuple(self.risk),
         )
 
 
@@ -164,6 +167,7 @@ class RankedResult(BaseModel):
     derived: list[str] = Field(default_factory=list, max_length=len(FIELDS))
     prerequisites: list[str] = Field(default_factory=list, max_length=MAX_PREREQUISITES)
     prerequisite_of: str | None = None
+    risk: list[str] = Field(default_factory=list, max_length=MAX_RISK_REASONS)
 
     @classmethod
     def from_tool(cls, t: RankedTool) -> RankedResult:
@@ -186,6 +190,7 @@ class RankedResult(BaseModel):
             derived=tuple(self.derived),
             prerequisites=tuple(self.prerequisites),
             prerequisite_of=self.prerequisite_of,
+            risk=tuple(self.risk),
         )
 
 

@@ -142,10 +142,10 @@ def _min_max(entities: list[RankedTool]) -> list[RankedTool]:
 
 
 def _ranked(hit: Mapping[str, Any], score: float, rank: int) -> RankedTool:
-    """A hit of a joint ranking (or an id lookup) as a ranked entity: identity, prerequisites, score."""
+    """A hit of a joint ranking (or an id lookup) as a ranked entity: identity, prerequisites, risk, score."""
     who = hit_identity(hit)
     return RankedTool(doc_id=who.doc_id, name=who.name, entity=who.entity, agent_id=who.agent_id, score=score,
-                      first_stage_rank=rank, prerequisites=who.prerequisites)
+                      first_stage_rank=rank, prerequisites=who.prerequisites, risk=who.risk)
 
 
 class StepSource(Protocol):

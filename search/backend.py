@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from opensearchpy import OpenSearch
@@ -34,7 +35,7 @@ __all__ = ["SearchBackend", "needs_embedder", "DEFINITION_SOURCE"]
 
 #: The ``_source`` fields a tool definition is made from (:mod:`toolsift.search.definitions`).
 DEFINITION_SOURCE = [F.tool_id, F.name, F.description, F.agent_id, F.source, F.parameters, F.response, F.raw,
-                     F.entity]
+                     F.entity, F.risk_reasons]
 
 
 def needs_embedder(level: SearchLevel, retriever: Retriever) -> bool:
@@ -145,6 +146,7 @@ class SearchBackend:
             IndexMismatchError: the index does not exist or was built for another model.
         """
         settings = self.settings_for(request)
+        scope = replace(request.scope, exclude_flagged=settings.risky_tools == "exclude")
         searcher = self._searcher(settings, request.level)
         # A searcher is kept per index, weights, reranker and ranker URL; the retriever is the request's own.
         retriever = settings.retriever
@@ -153,14 +155,14 @@ class SearchBackend:
             alias = searcher.settings.index
             history = (HistoryStore(self.client, alias, tenant=request.tenant)
                        if HistoryStore.exists(self.client, alias) else None)
-            recommender = SetRecommender(searcher, history, scope=request.scope)
+            recommender = SetRecommender(searcher, history, scope=scope)
             return SearchResponse(request, source, tool_set=recommender.recommend(query))
         if request.candidates and request.level == "tool" and request.method == "multi-field":
             result, candidates = searcher.search_with_candidates(query, top_k=request.top_k,
                                                                  retriever=retriever,
-                                                                 scope=request.scope)
+                                                                 scope=scope)
             return SearchResponse(request, source, result=result, candidates=tuple(candidates))
         result = searcher.search(query, top_k=request.top_k, method=request.method,
                                  retriever=retriever, level=request.level, merge=request.merge,
-                                 scope=request.scope, multi_need=settings.multi_need)
+                                 scope=scope, multi_need=settings.multi_need)
         return SearchResponse(request, source, result=result)

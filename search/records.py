@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from toolsift.config import MultiNeed, Retriever
+from toolsift.config import MultiNeed, Retriever, RiskyTools
 from toolsift.errors import BadQueryError
 from toolsift.query.scope import Scope
 from toolsift.query.structured import StructuredQuery
@@ -123,6 +123,7 @@ def tool_to_dict(t: RankedTool, rank: int) -> dict[str, Any]:
         "missing_required_parameters": list(t.missing_required),
         "first_stage_rank": t.first_stage_rank,
         **({"prerequisite_of": t.prerequisite_of} if t.prerequisite_of else {}),
+        **({"risk": list(t.risk)} if t.risk else {}),
     }
 
 
@@ -192,6 +193,8 @@ class SearchRequest:
             level. None: every tenant (no keys configured, or an all-tenant admin key).
         multi_need: how a tool search treats a request with several needs (``auto``, ``on``,
             ``off``; :mod:`toolsift.search.planner`); default: the ``multi_need`` setting.
+        risky: ``flag`` (return flagged tools with their reasons) or ``exclude`` (leave them out);
+            default: the ``risky_tools`` setting.
         explain: the per-field evidence of every tool (field scores, contributions, raw scores) in
             the JSON answer; off, each tool keeps its identity, scores and missing parameters.
         candidates: also return every first-stage candidate's signals (tool level, multi-field), for
@@ -222,6 +225,7 @@ class SearchRequest:
     explain: bool = True
     candidates: bool = False
     multi_need: MultiNeed | None = None
+    risky: RiskyTools | None = None
 
     def __post_init__(self) -> None:
         check_request_text(self.query, "query")
@@ -260,6 +264,8 @@ class SearchRequest:
             raise BadQueryError(f"unknown merge rule {self.merge!r}; use max or rrf")
         if self.multi_need is not None and self.multi_need not in ("auto", "on", "off"):
             raise BadQueryError(f"unknown multi_need {self.multi_need!r}; use auto, on or off")
+        if self.risky is not None and self.risky not in ("flag", "exclude"):
+            raise BadQueryError(f"unknown risky {self.risky!r}; use flag or exclude")
 
     @property
     def scope(self) -> Scope:
@@ -269,7 +275,8 @@ class SearchRequest:
     def overrides(self) -> dict[str, Any]:
         """The settings this request chooses for itself (None: the configured one)."""
         return {"index": self.index, "retriever": self.retriever, "weights": self.weights,
-                "ranker_url": self.ranker_url, "reranker": self.reranker, "multi_need": self.multi_need}
+                "ranker_url": self.ranker_url, "reranker": self.reranker, "multi_need": self.multi_need,
+                "risky_tools": self.risky}
 
 
 @dataclass(frozen=True)

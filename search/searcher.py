@@ -395,6 +395,7 @@ class Searcher:
                     score=score,
                     raw_scores={kind: {F.full_doc: cosine_from_lucene(score) if kind == "dense" else score}},
                     first_stage_rank=i + 1,
+                    risk=who.risk,
                 )
             )
         return out

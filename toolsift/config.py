@@ -28,6 +28,8 @@ __all__ = ["Settings", "get_settings", "FIELDS", "Retriever", "MultiNeed", "DEFA
 Retriever = Literal["bm25", "minilm", "hybrid"]
 #: How a tool search treats a request with several needs (:mod:`toolsift.search.planner`).
 MultiNeed = Literal["auto", "on", "off"]
+#: What search does with tools the ingest screen flagged (toolsift.ingest.screen).
+RiskyTools = Literal["flag", "exclude"]
 
 #: The four MFTR fields, in the order MFTR's weight vectors use (description, parameters, response, examples).
 FIELDS: tuple[str, ...] = ("description", "parameters", "response", "examples")
@@ -119,6 +121,12 @@ class Settings(BaseSettings):
         "over tools and servers together and merges them (toolsift.search.planner); 'auto' does so on an index "
         "that holds servers (MCP catalogs, agents), without agent or tag filters and without learned weights "
         "(trained for the one query); 'off': one multi-field query.",
+    )
+    risky_tools: RiskyTools = Field(
+        "flag",
+        description="Tools the ingest screen flagged as hostile text (ToolDoc.risk): 'flag' returns them with "
+        "their reasons, and every definition handed to an agent carries the flag; 'exclude' leaves them out of "
+        "every search.",
     )
     server_weight: float = Field(
         0.4, ge=0.0, le=10.0,

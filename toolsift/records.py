@@ -54,6 +54,8 @@ class HitIdentity:
     derived: tuple[str, ...] = ()
     #: The tools of its server it needs called first (``ToolDoc.prerequisites``).
     prerequisites: tuple[str, ...] = ()
+    #: What the screen of hostile tool text found (``ToolDoc.risk_reasons``); empty: not flagged.
+    risk: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class FieldSignals:
         document: the tool's text for a second-stage reranker (:func:`~toolsift.mappings.rerank_text`),
             when it was fetched; empty otherwise.
         derived: the fields of the tool that rule-based expansion filled (``ToolDoc.derived``).
+        risk: what the screen of hostile tool text found (``ToolDoc.risk_reasons``).
     """
 
     doc_id: str
@@ -95,6 +98,7 @@ class FieldSignals:
     arguments: int = 0
     document: str = ""
     derived: tuple[str, ...] = ()
+    risk: tuple[str, ...] = ()
 
     def field_share(self, field_name: str, derived_weight: float) -> float:
         """The share of its weight ``field_name`` counts with under fixed field weights:
@@ -136,6 +140,7 @@ class RankedTool:
         prerequisites: ids of the tools of its server it needs called first (``ToolDoc.prerequisites``).
         prerequisite_of: the id of the tool this one was placed after as its prerequisite (multi-need
             search), else None.
+        risk: what the screen of hostile tool text found (``ToolDoc.risk_reasons``); empty: not flagged.
     """
 
     doc_id: str
@@ -153,6 +158,7 @@ class RankedTool:
     derived: tuple[str, ...] = ()
     prerequisites: tuple[str, ...] = ()
     prerequisite_of: str | None = None
+    risk: tuple[str, ...] = ()
 
     @classmethod
     def from_signals(
@@ -177,6 +183,7 @@ class RankedTool:
             missing_required=missing_required,
             first_stage_rank=cand.first_stage_rank,
             derived=cand.derived,
+            risk=cand.risk,
         )
 
 

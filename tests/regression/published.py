@@ -116,6 +116,11 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'FastMCP search_tools (BM25SearchTransform) [peer] · half A': {'tool_R@5': 0.3399, 'tool_R@10': 0.4091, 'agent_R@5': 0.5167, 'agent_nDCG@5': 0.4889},
         'FastMCP search_tools (BM25SearchTransform) [peer] · half B': {'tool_R@5': 0.2908, 'tool_R@10': 0.4011, 'agent_R@5': 0.5638, 'agent_nDCG@5': 0.5124},
     },
+    'screen/injection-set': {
+        'all': {'cases': 66.0, 'malicious': 31.0, 'benign': 35.0, 'case_precision': 0.9286, 'case_recall': 0.8387, 'tool_precision': 0.9286, 'tool_recall': 0.65},
+        'half A': {'cases': 36.0, 'malicious': 16.0, 'benign': 20.0, 'case_precision': 1.0, 'case_recall': 1.0, 'tool_precision': 1.0, 'tool_recall': 0.7619},
+        'half B': {'cases': 30.0, 'malicious': 15.0, 'benign': 15.0, 'case_precision': 0.8333, 'case_recall': 0.6667, 'tool_precision': 0.8333, 'tool_recall': 0.5263},
+    },
     'set/toollens/cold': {
         'dense top-3': {'tracc': 0.1793, 'recall@gt': 0.1945, 'ndcg@gt': 0.2104, 'set_size_error': 0.3431, 'set_size': 3.0},
         'dense top-|gold| (oracle size)': {'tracc': 0.1945, 'recall@gt': 0.1945, 'ndcg@gt': 0.2104, 'set_size_error': 0.0, 'set_size': 2.6569},

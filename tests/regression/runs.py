@@ -76,6 +76,15 @@ def _request_level() -> Run:
     return Run("toolsift eval $D/livemcpbench --level request", execute)
 
 
+def _screen() -> Run:
+    def execute(ctx: Context) -> dict[str, Any]:
+        from toolsift.evaluation.screen_bench import run_screen_bench
+
+        return run_screen_bench()
+
+    return Run("toolsift bench screen", execute)
+
+
 #: The history slice: the first test queries scored, the first past queries (scene lines) as history.
 HISTORY_SLICE = (400, 3000)
 
@@ -225,6 +234,7 @@ RUNS: dict[str, Run] = {
                                  ("multi-field", "minilm"), ("multi-field", "hybrid"))},
     "agent/livemcpbench/minilm": _agent_level("minilm"),
     "request/livemcpbench": _request_level(),
+    "screen/injection-set": _screen(),
     "set/toollens/cold": _sets(history=False),
     "set/toollens/history": _sets(history=True, slow=True),
     "set/toollens/history/slice": _sets(history=True, sliced=True),
@@ -273,6 +283,8 @@ def rows_of(result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
             rows[f"learned weights ({kind}, mean over folds)"] = dict(
                 zip(("description", "parameters", "response", "examples"), map(float, vector), strict=False))
         return rows
+    if "risk_kinds" in result:  # the ingest screen: case- and tool-level precision and recall
+        return {name: _flat("", result[key]) for name, key in (("all", "all"), ("half A", "half_a"), ("half B", "half_b"))}
     if result.get("level") == "request":  # whole requests: every row on all tasks and on each half
         return {f"{row['name']}{part}": _flat("", row[key]) for row in result["rows"]
                 for key, part in (("metrics", ""), ("half_a", " · half A"), ("half_b", " · half B"))}
