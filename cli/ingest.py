@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from toolsift.cli._context import AppContext, pass_app
-from toolsift.cli._output import emit_json, flagged_table, rejected_table
+from toolsift.cli._output import emit_json, flagged_table, rejected_table, table
 from toolsift.cli._progress import progress_bars
 from toolsift.cli.options import index_option, json_flag
 
@@ -25,6 +25,8 @@ from toolsift.cli.options import index_option, json_flag
 @click.option("--tenant", "tenants", multiple=True, metavar="NAME",
               help="A tenant allowed to see this catalog's tools (repeatable). Default: the `source_tenants` "
               "setting's for this file, else public (every tenant sees them).")
+@click.option("--approve", is_flag=True, help="Approve every new and changed tool definition of this catalog "
+              "(its author editing it); without it a change to a pinned definition waits in `toolsift approvals`.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, only the summary line.")
 @json_flag("Print the report as JSON.")
 @pass_app
@@ -38,6 +40,7 @@ def ingest(
     rebuild: bool,
     standardize: str,
     tenants: tuple[str, ...],
+    approve: bool,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -68,7 +71,7 @@ def ingest(
     with progress_bars(not (quiet or as_json)) as progress:
         report = ingest_catalog(
             client, settings, embedder, path, fmt=fmt, strict=strict, prune=prune, rebuild=rebuild, progress=progress,
-            standardiser=standardiser, tenants=tenants,
+            standardiser=standardiser, tenants=tenants, approve=approve, approved_by="cli --approve" if approve else "ingest",
         )
     if as_json:
         emit_json(report.to_dict())
@@ -76,12 +79,19 @@ def ingest(
         click.echo(
             f"{report.catalog} ({report.format}) → {report.index}: {report.agents} agents, {report.tools} tools; "
             f"created {report.created}, updated {report.updated}, unchanged {report.unchanged}, "
-            f"deleted {report.deleted}, flagged {len(report.flagged)}, rejected {len(report.rejected)}, "
+            f"deleted {report.deleted}, flagged {len(report.flagged)}, held {len(report.held)}, "
+            f"rejected {len(report.rejected)}, "
             f"failed {len(report.failed)} "
             f"in {report.seconds:.1f}s"
         )
         if report.flagged:
             click.echo(flagged_table(report.flagged), err=True)
+        if report.held:
+            click.echo(f"held {len(report.held)} changed definition(s) for approval; search serves the pinned "
+                       f"versions (`toolsift approvals list`):", err=True)
+            click.echo(table(["id", "reason", "source", "pinned from", "serving"], [
+                [h.doc_id, h.reason, h.source, h.approved_source or "–", "pinned" if h.served else "nothing"]
+                for h in report.held]), err=True)
         if report.rejected:
             click.echo(rejected_table(report.rejected), err=True)
         for failure in report.failed:

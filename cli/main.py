@@ -31,6 +31,7 @@ _COMMANDS: dict[str, str] = {
     "history": "toolsift.cli.history:history",
     "dashboards": "toolsift.cli.dashboards:dashboards",
     "keys": "toolsift.cli.keys:keys",
+    "approvals": "toolsift.cli.approvals:approvals",
 }
 
 _SHORT_HELP: dict[str, str] = {
@@ -48,6 +49,7 @@ _SHORT_HELP: dict[str, str] = {
     "history": "Load tool bundles + past queries for `search --set` (PTR).",
     "dashboards": "Import the OpenSearch Dashboards saved objects.",
     "keys": "Make API keys (tenant + role) for the services.",
+    "approvals": "Review changed tool definitions before agents get them.",
 }
 
 

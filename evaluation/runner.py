@@ -64,6 +64,7 @@ def ensure_eval_index(
         skip_if_unchanged=True,
         rebuild=stale,
         prune=prune,
+        approvals=False,  # a benchmark is measured on its files as they are
     )
 
 

@@ -29,6 +29,7 @@ from toolsift.access import valid_tenant
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogRecordError, CatalogRejectedError, IndexingError
+from toolsift.ingest.approvals import ApprovalStore, Held, Plan, policy_for
 from toolsift.ingest.embed import document_texts, to_index_documents
 from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.normalise import normalise_agent, normalise_tool
@@ -65,7 +66,9 @@ class IngestReport:
 
     ``flagged`` lists the tools kept whose documentation had to be read loosely (parameters inferred
     from default values or kept as text, a missing name taken from the id, ...); they are indexed, and
-    do not make the report fail.
+    do not make the report fail. ``held`` lists the documents whose new definition waits for approval
+    (:mod:`toolsift.ingest.approvals`; search keeps serving the pinned version), ``approved`` counts
+    the definitions this ingest pinned.
     """
 
     catalog: str
@@ -80,6 +83,8 @@ class IngestReport:
     deleted: int = 0
     rejected: list[CatalogRecordError] = field(default_factory=list)
     flagged: list[FlaggedRecord] = field(default_factory=list)
+    held: list[Held] = field(default_factory=list)
+    approved: int = 0
     failed: list[dict[str, Any]] = field(default_factory=list)
     catalog_unchanged: bool = False
     seconds: float = 0.0
@@ -103,6 +108,8 @@ class IngestReport:
             "deleted": self.deleted,
             "rejected": [e.to_dict() for e in self.rejected],
             "flagged": [f.to_dict() for f in self.flagged],
+            "held": [h.to_dict() for h in self.held],
+            "approved": self.approved,
             "failed": self.failed,
             "catalog_unchanged": self.catalog_unchanged,
             "seconds": round(self.seconds, 3),
@@ -185,6 +192,10 @@ class _Validation:
     prerequisites: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Tool id → the screen's reasons, for the tools it flagged (:mod:`toolsift.ingest.screen`).
     risks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Every accepted document as it would be written (tools finished), for the approvals.
+    documents: list[ToolDoc | AgentDoc] = field(default_factory=list)
+    #: Documents whose new version waits for approval (:mod:`toolsift.ingest.approvals`).
+    held: dict[str, Held] = field(default_factory=dict)
 
     def finished(self, tool: ToolDoc) -> ToolDoc:
         """A tool as indexed: with what reading the whole catalog found (prerequisites, risk)."""
@@ -240,6 +251,7 @@ def _validate(
             agent_ids.add(doc_id)
             result.agents += 1
             result.hashes[doc_id] = item.content_hash
+            result.documents.append(item)
         else:
             result.tools += 1
             tools.append(item)
@@ -252,7 +264,9 @@ def _validate(
     result.prerequisites = link_prerequisites(tools)
     result.risks = screen_catalog([screened(tool) for tool in tools])
     for tool in tools:
-        result.hashes[tool.tool_id] = result.finished(tool).content_hash
+        finished = result.finished(tool)
+        result.hashes[tool.tool_id] = finished.content_hash
+        result.documents.append(finished)
     return result
 
 
@@ -283,6 +297,9 @@ def ingest_catalog(
     progress: ProgressCallback | None = None,
     standardiser: Standardiser | None = None,
     tenants: Sequence[str] = (),
+    approvals: bool = True,
+    approve: bool = False,
+    approved_by: str = "ingest",
 ) -> IngestReport:
     """Ingest the catalog at ``path`` into the index behind ``settings.index``.
 
@@ -305,6 +322,10 @@ def ingest_catalog(
             first pass (an unreachable LLM) stops the ingest before anything is written.
         tenants: the tenants allowed to see this catalog's tools and agents; empty: the
             ``source_tenants`` setting's for this file (:func:`tenants_for`), else public.
+        approvals: pin definitions and hold changes by the file's approval policy
+            (:mod:`toolsift.ingest.approvals`); False for toolsift's own benchmark indices.
+        approve: approve every change and first sight of this ingest (the catalog's author editing it).
+        approved_by: who approves in this run, as recorded.
 
     Returns:
         The :class:`IngestReport`; ``report.ok`` is False when records were rejected or writes failed.
@@ -344,6 +365,11 @@ def ingest_catalog(
     report.agents, report.tools = validation.agents, validation.tools
     if strict and validation.rejected:
         raise CatalogRejectedError(str(path), validation.rejected)
+    store = ApprovalStore(client, settings.index)
+    plan = (store.plan(validation.documents, policy=policy_for(path, settings), approve=approve, by=approved_by)
+            if approvals else Plan([], {}))
+    validation.held = plan.held
+    report.held = list(plan.held.values())
 
     if rebuild:
         target = manager.create_version(embedder.name, embedder.dimension)
@@ -364,6 +390,9 @@ def ingest_catalog(
         raise
     report.created -= sum(1 for f in report.failed if f["id"] not in existing)
     report.updated -= sum(1 for f in report.failed if f["id"] in existing)
+    failed_ids = {f["id"] for f in report.failed}
+    store.write([r for r in plan.records if r.doc_id not in failed_ids])
+    report.approved = plan.approved
 
     if report.failed and rebuild:
         client.indices.delete(index=target, ignore_unavailable=True)
@@ -467,7 +496,13 @@ def _actions(
         done += 1
         if progress:
             progress("index", done, total)
-        if existing.get(doc_id) == validation.hashes[doc_id]:
+        expected = validation.hashes[doc_id]
+        held = validation.held.get(doc_id)
+        if held is not None:  # the change waits for approval: the pinned version is served, or nothing
+            if held.served is None:
+                continue
+            item, expected = held.served, held.served.content_hash
+        if existing.get(doc_id) == expected:
             report.unchanged += 1
             continue
         if doc_id in existing:

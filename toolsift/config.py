@@ -28,6 +28,8 @@ __all__ = ["Settings", "get_settings", "FIELDS", "Retriever", "MultiNeed", "DEFA
 Retriever = Literal["bm25", "minilm", "hybrid"]
 #: How a tool search treats a request with several needs (:mod:`toolsift.search.planner`).
 MultiNeed = Literal["auto", "on", "off"]
+#: How an ingest treats new and changed tool definitions (toolsift.ingest.approvals).
+ApprovalPolicy = Literal["first-sight", "manual", "off"]
 #: What search does with tools the ingest screen flagged (toolsift.ingest.screen).
 RiskyTools = Literal["flag", "exclude"]
 
@@ -241,6 +243,16 @@ class Settings(BaseSettings):
     # --- ingest -----------------------------------------------------------------------------------
     max_field_chars: int = Field(
         100_000, ge=1000, description="Longest text accepted in one field; longer records are rejected."
+    )
+    default_approval: ApprovalPolicy = Field(
+        "first-sight",
+        description="Rug-pull defence (toolsift.ingest.approvals): 'first-sight' pins a tool's definition when it is "
+        "first ingested and holds a later change for approval (search serves the pinned version); 'manual' also "
+        "holds first sights (nothing is served until approved); 'off' pins nothing.",
+    )
+    approval_policy: dict[str, ApprovalPolicy] = Field(
+        default_factory=dict,
+        description="Catalog file glob -> approval policy for its tools, overriding default_approval.",
     )
 
     @field_validator("source_tenants")

@@ -241,6 +241,20 @@ def create_app(workbench: Workbench, *, keys: KeyRing | None = None,
         who.require_every_tenant("POST /api/weights/clear")
         return workbench.clear_pushed()
 
+    @app.get("/api/approvals")
+    def approvals(who: Admin) -> dict[str, Any]:
+        return workbench.approvals(who.tenant)
+
+    @app.post("/api/approvals/{doc_id:path}/approve")
+    def approve(doc_id: str, who: Admin) -> dict[str, Any]:
+        who.require_every_tenant(f"POST /api/approvals/{doc_id}/approve")
+        return workbench.decide(doc_id, True, by=f"workbench:{who.name}")
+
+    @app.post("/api/approvals/{doc_id:path}/reject")
+    def reject(doc_id: str, who: Admin) -> dict[str, Any]:
+        who.require_every_tenant(f"POST /api/approvals/{doc_id}/reject")
+        return workbench.decide(doc_id, False, by=f"workbench:{who.name}")
+
     @app.get("/api/metrics/evalruns")
     def eval_runs(_: Caller, query_set: str | None = None) -> dict[str, Any]:
         return workbench.eval_runs(query_set)

@@ -378,6 +378,40 @@ class Workbench:
             self._load_searcher()
         return {"index": self.alias, "weights_version": self.searcher.weights_version}
 
+    # --- the review queue of changed tool definitions (toolsift.ingest.approvals) ------------------
+    def approvals(self, tenant: str | None) -> dict[str, Any]:
+        """The changes waiting for approval that ``tenant`` may see, each with its diff and the screen's reasons."""
+        from toolsift.ingest.approvals import ApprovalStore, definition_diff
+
+        queue = []
+        for record in ApprovalStore(self.client, self.alias).pending():
+            owners = record.pending_doc.get("tenants") or []
+            if tenant is not None and owners and tenant not in owners:
+                continue
+            queue.append({"id": record.doc_id, "entity": record.entity, "reason": record.reason,
+                          "source": record.pending_source, "approved_source": record.approved_source or None,
+                          "since": record.pending_since, "risk": list(record.pending_risk),
+                          "diff": definition_diff(record)})
+        return {"index": self.alias, "pending": queue}
+
+    def decide(self, doc_id: str, approve: bool, by: str) -> dict[str, Any]:
+        """Approve (index and pin the new definition) or reject (keep the pinned one) the change of ``doc_id``.
+
+        Raises:
+            NotFoundError: nothing is pending for it.
+            ConfigError: approving needs the embedding model, and this workbench has none loaded.
+        """
+        from toolsift.ingest.approvals import ApprovalStore, approve_pending
+
+        if approve:
+            if self.embedder is None:
+                raise ConfigError("approving indexes the new definition: start the workbench with its embedding model")
+            approve_pending(self.client, self.settings.with_overrides(index=self.alias), self.embedder, doc_id, by)
+        else:
+            store = ApprovalStore(self.client, self.alias)
+            store.write([store.reject(doc_id, by)])
+        return {"id": doc_id, "decision": "approved" if approve else "rejected"}
+
     # --- metrics ----------------------------------------------------------------------------------
     def eval_runs(self, query_set: str | None = None) -> dict[str, Any]:
         log = EvalRunLog(self.client, self.settings.eval_runs_index)

@@ -213,7 +213,7 @@ def test_the_ingest_command_prints_flagged_records_with_their_notes(
                      "--index", settings.index, "--quiet")
 
     assert result.exit_code == 0, result.output
-    assert "flagged 2, rejected 0" in result.stdout
+    assert "flagged 2, held 0, rejected 0" in result.stdout
     assert "record 2" in result.stderr and "the parameters are free text" in result.stderr
     assert "record 3" in result.stderr and "the name is a number (7)" in result.stderr
     assert "\x1b" not in result.output and "\u202e" not in result.output

@@ -305,7 +305,7 @@ def test_a_changed_tool_is_updated_and_only_it(
     new_description = "Remove a reminder of the user permanently, given its id and the user's token."
     apibank_records[6]["documentation"]["description"] = new_description  # DeleteReminder
     write_catalog(tmp_path / "apibank", apibank_records)
-    report = ingest_catalog(client, settings, model, catalog)
+    report = ingest_catalog(client, settings, model, catalog, approve=True)  # the catalog's author's own edit
 
     assert report.ok
     assert (report.created, report.updated, report.unchanged) == (0, 1, APIBANK_SLICE - 1)

@@ -82,6 +82,7 @@ for (const tab of document.querySelectorAll(".tab")) {
     for (const page of document.querySelectorAll(".page")) page.hidden = page.id !== `page-${tab.dataset.tab}`;
     if (tab.dataset.tab === "judge") loadJudgePage();
     if (tab.dataset.tab === "metrics") loadMetricsPage();
+    if (tab.dataset.tab === "review") loadReviewPage();
   });
 }
 
@@ -382,6 +383,30 @@ $("#from-judgments-form").addEventListener("submit", async (event) => {
   $("#sets-result").textContent = answer ? `built ${answer.name}: ${answer.size} judged queries` : "";
   loadJudgePage();
 });
+
+// --- review queue: changed tool definitions (toolsift.ingest.approvals) ---------------------------
+async function loadReviewPage() {
+  const answer = await api("/api/approvals");
+  if (!answer) return;
+  $("#review-empty").textContent = answer.pending.length ? "" : "Nothing waits: every served definition is approved.";
+  $("#review-queue").replaceChildren(...answer.pending.map((p) => el("li", { class: "review-item", "data-id": p.id },
+    el("div", { class: "head" },
+      el("strong", { text: p.id }),
+      el("span", { class: "chip", text: p.reason }),
+      el("span", { class: "hint", text: ` from ${p.source}${p.approved_source ? ` (pinned from ${p.approved_source})` : " (nothing served yet)"} · since ${(p.since || "").slice(0, 19)}` })),
+    p.risk.length ? el("div", { class: "chips" }, p.risk.map((r) => el("span", { class: "chip risk", text: `⚠ ${r}` }))) : null,
+    el("pre", { class: "diff" }, p.diff.map((line) => el("span", {
+      class: line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : "",
+      text: line + "\n" }))),
+    el("div", { class: "row" },
+      el("button", { type: "button", class: "approve", text: "Approve", onclick: () => decide(p.id, "approve") }),
+      el("button", { type: "button", class: "reject", text: "Reject", onclick: () => decide(p.id, "reject") })))));
+}
+
+async function decide(id, decision) {
+  const done = await api(`/api/approvals/${encodeURIComponent(id).replace(/%2F/g, "/")}/${decision}`, {});
+  if (done) loadReviewPage();
+}
 
 // --- metrics -------------------------------------------------------------------------------------
 const charts = {};

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from toolsift.cli.main import cli
 from toolsift.errors import ERROR_TABLE, ClusterError, ConfigError
 
-COMMANDS = ["bench", "cache", "dashboards", "demo", "eval", "history", "index", "ingest", "keys", "node", "search", "serve",
+COMMANDS = ["approvals", "bench", "cache", "dashboards", "demo", "eval", "history", "index", "ingest", "keys", "node", "search", "serve",
             "standardize", "train"]
 SUBCOMMANDS = [
     ["history", "load"],
@@ -35,6 +35,11 @@ SUBCOMMANDS = [
     ["dashboards", "import"],
     ["bench", "latency"],
     ["bench", "failover"],
+    ["bench", "screen"],
+    ["approvals", "list"],
+    ["approvals", "show"],
+    ["approvals", "approve"],
+    ["approvals", "reject"],
 ]
 UNREACHABLE = "http://127.0.0.1:9"
 
