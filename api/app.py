@@ -32,6 +32,7 @@ from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from toolsift.access import KeyRing, Principal
 from toolsift.api.service import MAX_TOP_K, Filters, ToolQuery, ToolSearchService
@@ -40,7 +41,7 @@ from toolsift.errors import ClusterError
 from toolsift.query.structured import MAX_QUERY_CHARS
 from toolsift.search.definitions import Format
 from toolsift.search.feedback import MAX_OUTCOMES, ToolOutcome
-from toolsift.webguard import HostGuard, answer_errors, caller, error_response
+from toolsift.webguard import HostGuard, answer_errors, caller, error_response, validation_problem
 
 __all__ = ["create_app", "app_from_environment", "default_service", "SearchBody", "ToolsetBody", "FeedbackBody"]
 
@@ -173,10 +174,20 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
-        where = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
+        where = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path") and not isinstance(p, int)]
         field = ".".join(where) or None
-        message = f"{field}: {first.get('msg', 'invalid')}" if field else str(first.get("msg", "invalid request"))
+        problem = validation_problem(first) if first else "invalid request"
+        message = f"{field}: {problem}" if field else problem
         return JSONResponse({"error": message, "code": "bad_request", "field": field}, status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # FastAPI's own refusals (a body it cannot decode, an unknown route) in the one error body.
+        detail = str(exc.detail)
+        if exc.status_code == 400 and "parsing the body" in detail:
+            detail = "the body cannot be read as JSON: it is not UTF-8 text (send UTF-8 JSON)"
+        return JSONResponse({"error": detail, "code": "bad_request" if exc.status_code == 400 else f"http_{exc.status_code}",
+                             "field": None}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     answer_errors(app, settings.effective_url, log="toolsift.api")
 

@@ -34,7 +34,7 @@ from starlette.applications import Starlette
 from toolsift.access import ALL_TENANTS, LOCAL, KeyRing, Principal, Role
 from toolsift.api.service import MAX_TOP_K, Filters, ToolQuery, ToolSearchService
 from toolsift.config import Settings
-from toolsift.errors import AuthError, ToolsiftError
+from toolsift.errors import AuthError, ToolsiftError, error_kind
 from toolsift.query.structured import MAX_QUERY_CHARS
 from toolsift.search.definitions import Format
 
@@ -110,10 +110,14 @@ def create_mcp_server(
         who = _principal(principal)
         try:
             return await anyio.to_thread.run_sync(lambda: call(service(), who))
-        except ToolsiftError as exc:
-            raise ToolError(str(exc)) from None
-        except OpenSearchException as exc:
-            raise ToolError(f"OpenSearch is unavailable or refused the search: {type(exc).__name__}") from None
+        except (ToolsiftError, OpenSearchException) as exc:
+            kind = error_kind(exc)
+            if kind is not None and kind.code == "opensearch_unavailable":  # the same words as the API's 503
+                raise ToolError(f"OpenSearch is unavailable: {exc if isinstance(exc, ToolsiftError) else type(exc).__name__}"
+                                f"; try again shortly") from None
+            if isinstance(exc, ToolsiftError):
+                raise ToolError(str(exc)) from None
+            raise ToolError(f"OpenSearch refused the search: {type(exc).__name__}") from None
 
     @server.tool(description=(
         "Find the tools that can do what you need. Use it whenever you need a capability you do not have "

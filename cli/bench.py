@@ -316,3 +316,55 @@ def screen(injection_set: Path | None, json_out: Path | None) -> None:
     out = json_out or Path("bench-screen.json")
     write_json(out, figures)
     click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("outage")
+@click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--clients", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="HTTP clients searching in a loop through the crash (besides one MCP session).")
+@click.option("--up-seconds", type=click.FloatRange(1), default=8.0, show_default=True,
+              help="Seconds of load before the node is killed.")
+@click.option("--after-seconds", type=click.FloatRange(1), default=12.0, show_default=True,
+              help="Seconds of load after the node is back.")
+@json_file_option("Write the figures here (default: bench-outage-<dataset>.json).")
+@pass_app
+def outage(app: AppContext, dataset_dir: Path, clients: int, up_seconds: float, after_seconds: float,
+           json_out: Path | None) -> None:
+    """Crash the OpenSearch node (SIGKILL) mid-ingest and mid-load, on a node of the drill's own.
+
+    Ingest: DATASET_DIR's catalog once cleanly, then again with the node killed once the write pass
+    has begun; after the restart the index must be marked unfinished and a rerun must equal the clean
+    ingest (count and content digest), with 0 lost and 0 duplicated. Serving: `toolsift serve api` and
+    `toolsift serve mcp --transport http` under --clients HTTP clients and one MCP session while the node
+    is killed and restarted: errors only while it is down, each a clean 503 (MCP: a tool error), and
+    the first full answer after its return.
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.outage import run_outage_drill
+    from toolsift.ingest.benchmarks import load_benchmark
+    from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
+
+    benchmark = load_benchmark(dataset_dir, tool_id_for=mcp_tool_id)
+    settings = app.settings()
+    figures = run_outage_drill(settings, load_embedder(settings), benchmark.catalog_path,
+                               list(benchmark.queries.values()), clients=clients, up_s=up_seconds,
+                               after_s=after_seconds, progress=lambda line: click.echo(line, err=True))
+    ingest, served = figures["ingest"], figures["serving"]
+    click.echo(table(["ingest through a crash", "value"], [
+        ["written before the kill", ingest["documents_written_before_the_kill"]],
+        ["killed mid-ingest", ingest["killed_mid_ingest"]],
+        ["the interrupted ingest said", (ingest["interrupted_error"] or {}).get("message", "")[:90]],
+        ["unfinished after the restart", ", ".join(ingest["unfinished_after_restart"]) or "none"],
+        ["rerun converged (count + digest)", ingest["converged"]],
+        ["lost / duplicated", f"{ingest['lost']} / {ingest['duplicated']}"],
+    ]))
+    click.echo(f"serving through a crash: node down {served['down_s']} s")
+    click.echo(table(["front end", "requests", "ok", "errors before kill", "while down", "after return",
+                      "clean 503", "first full answer after return (s)"], [
+        [name, s["requests"], s["ok"], s["errors_before_the_kill"], s["errors_while_down"],
+         s["errors_after_the_node_returned"], s["errors_clean_503"], s["first_full_answer_after_return_s"]]
+        for name, s in (("api", served["api"]), ("mcp", served["mcp"]))
+    ]))
+    out = json_out or Path(f"bench-outage-{benchmark.name.replace('/', '-')}.json")
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)

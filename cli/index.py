@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from toolsift.cli._context import AppContext, pass_app
-from toolsift.cli._output import emit_json, table
+from toolsift.cli._output import emit_json, safe_lines, table
 from toolsift.cli.options import json_flag
 
 
@@ -43,6 +43,7 @@ def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
         "schema_current": manager.is_current_schema(info),
         "documents": counts,
         "catalogs": info.catalogs,
+        "unfinished": info.unfinished,
         "weights": (info.meta.get(ACTIVE_WEIGHTS_KEY) or {}).get("version"),
     }
     if as_json:
@@ -52,6 +53,9 @@ def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
         info.alias, info.index, info.embedding_model, info.embedding_dim, counts["agent"], counts["tool"],
         "current" if data["schema_current"] else "outdated (rebuild)", data["weights"] or "none",
     ]]))
+    for path, started in info.unfinished.items():
+        click.echo(safe_lines(f"unfinished: the ingest of {path} started {started} and did not finish (interrupted, "
+                              f"or still running); the index may hold part of it: rerun `toolsift ingest {path}`"))
 
 
 @index.command("drop")

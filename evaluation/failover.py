@@ -16,7 +16,6 @@ import logging
 import os
 import secrets
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,7 @@ import httpx
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogError, ConfigError, RankerUnavailableError
+from toolsift.evaluation.load import free_port
 
 __all__ = ["RankerProcess", "PhaseReport", "run_failover", "read_queries", "PHASES"]
 
@@ -42,12 +42,6 @@ PHASES = ("up", "killed", "restarted")
 #: The settings the service is started with, passed as environment variables (flags win over them).
 _SERVICE_SETTINGS = ("weights", "reranker", "rerank_top", "rerank_weight", "reranker_device", "reranker_batch_size",
                      "ranker_max_request_bytes", "ranker_batch_wait_ms")
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class RankerProcess:
@@ -60,7 +54,7 @@ class RankerProcess:
     """
 
     def __init__(self, settings: Settings, log_path: Path, *, port: int | None = None) -> None:
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         self.token = settings.ranker_token.get_secret_value() if settings.ranker_token else secrets.token_urlsafe(24)

@@ -40,7 +40,7 @@ from toolsift.access import hash_key, new_key
 from toolsift.config import Settings
 from toolsift.errors import ConfigError, ToolsiftError
 
-__all__ = ["LoadStep", "run_load", "DEFAULT_CLIENTS"]
+__all__ = ["LoadStep", "run_load", "DEFAULT_CLIENTS", "free_port", "serving"]
 
 #: Client counts stepped through, per service.
 DEFAULT_CLIENTS: tuple[int, ...] = (1, 2, 4, 8, 16)
@@ -62,7 +62,8 @@ class LoadStep:
     mean: float
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A free TCP port on loopback."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -76,17 +77,22 @@ def _locust() -> str:
 
 
 @contextmanager
-def _serving(command: Sequence[str], env: dict[str, str], url: str, timeout: float = 300) -> Iterator[None]:
-    """Run a service process until the block ends; ready when ``url/health`` answers 200."""
+def serving(command: Sequence[str], env: dict[str, str], url: str, timeout: float = 300,
+            ready_path: str | None = "/health") -> Iterator[None]:
+    """Run a service process until the block ends; ready when ``url`` + ``ready_path`` answers 200, or,
+    with no ``ready_path`` (an MCP server, whose ``GET /mcp`` is an event stream), when its port accepts."""
     log = tempfile.TemporaryFile(mode="w+")
     process = subprocess.Popen(list(command), env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                if ready_path is None:
+                    with socket.create_connection((httpx.URL(url).host, httpx.URL(url).port or 80), timeout=2):
+                        break
+                if httpx.get(f"{url}{ready_path}", timeout=2).status_code == 200:
                     break
-            except httpx.HTTPError:
+            except (httpx.HTTPError, OSError):
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
                 log.seek(0)
@@ -170,10 +176,10 @@ def run_load(
     figures: dict[str, Any] = {"index": settings.index, "queries": len(queries), "p95_target_ms": p95_target_ms,
                                "step_s": step_s, "hold_s": hold_s, "cpu_count": os.cpu_count(), "services": {}}
     for name, (command, path, service_key) in services.items():
-        port = _free_port()
+        port = free_port()
         url = f"http://127.0.0.1:{port}"
         env = {**base, "TOOLSIFT_LOAD_KEY": service_key}
-        with _serving([c.replace("{port}", str(port)) for c in command], env, url):
+        with serving([c.replace("{port}", str(port)) for c in command], env, url):
             say(f"{name}: warming up")
             _step(name, url, path, 1, 5, env, folder)
             steps = []

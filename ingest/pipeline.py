@@ -349,7 +349,7 @@ def ingest_catalog(
         if info is not None:
             recorded = info.catalogs.get(fingerprint)
             if (recorded and catalog_current(recorded) and manager.is_current_schema(info)
-                    and tuple(recorded.get("tenants", ())) == scope):
+                    and tuple(recorded.get("tenants", ())) == scope and str(path) not in info.unfinished):
                 manager.check_model(info, embedder.name, embedder.dimension)
                 report.index = info.index
                 report.catalog_unchanged = True
@@ -379,7 +379,13 @@ def ingest_catalog(
 
     # A new version, or an index still empty, is bulk loaded (no refresh until the end): one segment,
     # so a rebuilt index answers k-NN queries exactly as the one it replaces.
+    # What an interrupted write pass left (refreshes off, not yet visible) counts as already written.
+    client.indices.refresh(index=target)
     bulk_load = rebuild or int(client.count(index=target)["count"]) == 0
+    # Marked unfinished until the write pass returns: an ingest killed half-way leaves a partial index
+    # that `toolsift index status` names as such, and a rerun does not take it for current.
+    unfinished = manager.info(target).unfinished
+    manager.update_meta(target, ingesting={**unfinished, str(path): time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     try:
         with bulk_loading(client, target) if bulk_load else nullcontext():
             existing = _write(client, path, fmt, settings, embedder, validation, target, report, progress,
@@ -388,6 +394,7 @@ def ingest_catalog(
         if rebuild:  # a half-filled new version is never swapped in
             client.indices.delete(index=target, ignore_unavailable=True)
         raise
+    manager.update_meta(target, ingesting={k: v for k, v in manager.info(target).unfinished.items() if k != str(path)})
     report.created -= sum(1 for f in report.failed if f["id"] not in existing)
     report.updated -= sum(1 for f in report.failed if f["id"] in existing)
     failed_ids = {f["id"] for f in report.failed}

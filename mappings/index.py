@@ -39,6 +39,13 @@ class IndexInfo:
         value = self.meta.get("catalogs", {})
         return dict(value) if isinstance(value, dict) else {}
 
+    @property
+    def unfinished(self) -> dict[str, str]:
+        """Catalog path → when an ingest of it started writing that has not finished (interrupted, or
+        still running): the index may hold part of that catalog's new version."""
+        value = self.meta.get("ingesting", {})
+        return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
 
 class IndexManager:
     """Create, inspect, version and swap the index behind one alias.

@@ -518,6 +518,24 @@ class LocalNode:
         self._say("the node has stopped")
         return True
 
+    def kill(self) -> bool:
+        """Crash the node: SIGKILL to its process group, no shutdown at all (fault drills).
+
+        Returns:
+            True when a running node was killed, False when none was running.
+
+        Raises:
+            NodeError: the process survived SIGKILL.
+        """
+        pid = self._live_pid()
+        if pid is None:
+            return False
+        _signal_group(pid, signal.SIGKILL)
+        if not _wait_exit(pid, 10.0):
+            raise NodeError(f"the node (pid {pid}) survived SIGKILL")
+        self.pid_file.unlink(missing_ok=True)
+        return True
+
     def _terminate(self, pid: int, timeout: float) -> None:
         _signal_group(pid, signal.SIGTERM)
         if _wait_exit(pid, timeout):

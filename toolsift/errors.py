@@ -191,8 +191,9 @@ ERROR_TABLE: dict[type[Exception], ErrorKind] = {
 
 def error_kind(exc: BaseException) -> ErrorKind | None:
     """The table's entry for ``exc`` (its nearest listed class), with opensearch-py's errors read as
-    the cluster's: unreachable → ``opensearch_unavailable`` (503), an error answer → ``opensearch_error``
-    (its own 4xx status passed on as 400, a 5xx as 502). None: not an error toolsift raises on purpose."""
+    the cluster's: unreachable, or answering 503 (a node still recovering its shards) →
+    ``opensearch_unavailable`` (503); another error answer → ``opensearch_error`` (its own 4xx status
+    passed on as 400, a 5xx as 502). None: not an error toolsift raises on purpose."""
     for cls in type(exc).__mro__:
         if cls in ERROR_TABLE:
             return ERROR_TABLE[cls]
@@ -203,5 +204,7 @@ def error_kind(exc: BaseException) -> ErrorKind | None:
         return ERROR_TABLE[ClusterError]
     if isinstance(exc, TransportError):
         status = exc.status_code if isinstance(exc.status_code, int) else 500
+        if status == 503:
+            return ERROR_TABLE[ClusterError]
         return ErrorKind(5, 400 if 400 <= status < 500 else 502, "opensearch_error")
     return None

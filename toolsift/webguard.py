@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fastapi import FastAPI
@@ -27,7 +27,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from toolsift.access import KeyRing, Principal, bearer_token, host_allowed
 from toolsift.errors import ToolsiftError, error_kind
 
-__all__ = ["HostGuard", "allowed_hosts_for", "caller", "error_body", "error_response", "answer_errors"]
+__all__ = [
+    "HostGuard",
+    "allowed_hosts_for",
+    "caller",
+    "error_body",
+    "error_response",
+    "answer_errors",
+    "validation_problem",
+]
 
 
 def allowed_hosts_for(configured: Iterable[str], bound: str) -> list[str]:
@@ -65,6 +73,20 @@ def caller(request: Request, keys: KeyRing) -> Principal:
     return keys.authenticate(bearer_token(request.headers))
 
 
+def validation_problem(error: Mapping[str, Any]) -> str:
+    """What one request-validation error says, in words a client can act on: a body that is not JSON
+    says where parsing stopped and why, text that is not Unicode says so (a lone surrogate such as an
+    escaped ``\\udc80``, the trace of undecodable bytes); anything else is pydantic's message."""
+    kind, context = error.get("type"), error.get("ctx") or {}
+    if kind == "json_invalid":
+        where = next((p for p in error.get("loc", ()) if isinstance(p, int)), None)
+        at = f" at character {where}" if where is not None else ""
+        return f"the body is not valid JSON{at}: {context.get('error', 'invalid')} (send UTF-8 JSON)"
+    if kind == "string_unicode":
+        return "the text is not valid Unicode (a lone surrogate, e.g. an escaped \\udc80 from undecodable bytes): send UTF-8 text"
+    return str(error.get("msg", "invalid"))
+
+
 def error_body(exc: BaseException, message: str | None = None, field: str | None = None) -> tuple[int, dict[str, Any]]:
     """(HTTP status, JSON body) of an error toolsift raises on purpose or OpenSearch's; other errors: 500."""
     kind = error_kind(exc)
@@ -94,6 +116,8 @@ def answer_errors(app: FastAPI, cluster_url: str, *, log: str) -> None:
 
     @app.exception_handler(TransportError)
     async def opensearch_error(_: Request, exc: TransportError) -> JSONResponse:
+        if exc.status_code == 503:  # up, but its shards are not (yet) there: a node recovering
+            return error_response(exc, f"OpenSearch at {cluster_url} cannot serve yet (503: {exc.error}); try again shortly")
         return error_response(exc, f"OpenSearch answered {exc.status_code}: {exc.error}")
 
     @app.exception_handler(Exception)

@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from toolsift.access import KeyRing, Principal
-from toolsift.webguard import HostGuard, allowed_hosts_for, answer_errors, caller
+from toolsift.webguard import HostGuard, allowed_hosts_for, answer_errors, caller, validation_problem
 from toolsift.workbench.session import Workbench
 
 __all__ = ["create_app"]
@@ -166,8 +166,8 @@ def create_app(workbench: Workbench, *, keys: KeyRing | None = None,
         errors = exc.errors()
         first = errors[0] if errors else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
-        problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e.get('msg')}"
-                             for e in errors[:10])
+        problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: "
+                             f"{validation_problem(e)}" for e in errors[:10])
         return JSONResponse({"error": f"invalid request: {problems}", "code": "invalid_request", "field": where},
                             status_code=422)
 

@@ -8,12 +8,15 @@ APIBank, and five LiveMCPBench servers as an MCP catalog. Every test owns its in
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from toolsift.cli.main import cli
 from toolsift.errors import IndexMismatchError
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.mappings.index import IndexManager
@@ -525,3 +528,59 @@ def test_a_tool_without_an_owner_is_indexed_and_searchable_beside_agents_and_the
     agents = searcher.search("send a text message to a phone", top_k=3, level="agent")
     assert "send_sms" in {t.doc_id for t in agents.tools}
     assert all(a.agent_id.startswith("agent:") for a in agents.agents)
+
+
+class _DiesAfter:
+    """The real embedder, stopped dead after ``batches`` document batches: an ingest process killed
+    half-way through its write pass (the documents of the batches before are already written)."""
+
+    def __init__(self, inner: Any, batches: int) -> None:
+        self._inner, self._left = inner, batches
+        self.name, self.dimension = inner.name, inner.dimension
+
+    def encode_query(self, texts: Any) -> Any:
+        return self._inner.encode_query(texts)
+
+    def prime(self, texts: Any) -> None:
+        self._inner.prime(texts)
+
+    def encode_document(self, texts: Any) -> Any:
+        if self._left == 0:
+            raise KeyboardInterrupt("the ingest process was stopped")
+        self._left -= 1
+        return self._inner.encode_document(texts)
+
+
+def _digest(client: Any, index: str) -> tuple[int, int, str]:
+    """(documents, distinct ids, SHA-256 of every id with its content hash): equal digests, equal documents."""
+    client.indices.refresh(index=index)
+    found = hits(client, index, {"match_all": {}}, _source=["content_hash"])
+    pairs = sorted((h["_id"], h["_source"]["content_hash"]) for h in found)
+    return len(found), len({h["_id"] for h in found}), hashlib.sha256(json.dumps(pairs).encode()).hexdigest()
+
+
+def test_an_interrupted_ingest_is_named_unfinished_and_a_rerun_converges_to_a_clean_ingest(
+    client: Any, settings: Any, model: Any, datasets: Path, tmp_path: Path
+) -> None:
+    servers = json.loads((datasets / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))[:12]
+    catalog = write_catalog(tmp_path / "servers", servers)
+    clean = settings.with_overrides(index=f"{settings.index}-clean")
+    ingest_catalog(client, clean, model, catalog)
+
+    with pytest.raises(KeyboardInterrupt):
+        ingest_catalog(client, settings, _DiesAfter(model, 1), catalog)
+    partial = IndexManager(client, settings.index).current()
+    assert partial is not None and str(catalog) in partial.unfinished and not partial.catalogs
+    status = CliRunner().invoke(cli, ["--opensearch-url", settings.opensearch_url, "index", "status", "--index",
+                                      settings.index])
+    assert f"unfinished: the ingest of {catalog}" in status.output
+    assert _digest(client, settings.index)[0] < _digest(client, clean.index)[0]
+
+    rerun = ingest_catalog(client, settings, model, catalog, skip_if_unchanged=True)
+
+    assert rerun.ok and not rerun.catalog_unchanged  # the partial index was not taken for current
+    finished = IndexManager(client, settings.index).current()
+    assert finished is not None and not finished.unfinished and finished.catalogs
+    documents, distinct, digest = _digest(client, settings.index)
+    assert (documents, distinct, digest) == _digest(client, clean.index)  # 0 lost, 0 duplicated
+    assert documents == distinct == rerun.tools + rerun.agents

@@ -230,6 +230,26 @@ def test_the_openapi_document_describes_every_route(api: str) -> None:
     assert {"/v1/search", "/v1/toolset", "/v1/tools/{tool_id}", "/v1/feedback", "/health", "/metrics"} <= set(paths)
 
 
+@pytest.mark.parametrize(
+    ("body", "what"),
+    [
+        (b'{"query": "find \\udc80 tools"}', "a lone surrogate"),  # an escaped lone surrogate: valid JSON, not text
+        (b'{"query": "weather \\u001b[2J now"}', "the query holds a control character, \\x1b"),  # escaped ESC
+        (b'{"query": "weather \x1b[2J now"}', "the body is not valid JSON at character 19: Invalid control character"),
+        ('{"query": "find caf\u00e9 tools"}'.encode("latin-1"), "it is not UTF-8 text"),  # latin-1 bytes
+    ],
+    ids=["lone-surrogate", "escaped-escape-sequence", "raw-escape-sequence", "latin-1-bytes"],
+)
+def test_a_request_that_is_not_clean_text_is_a_clear_4xx_never_echoing_it_raw(
+        api: str, tenant_catalog: TenantCatalog, body: bytes, what: str) -> None:
+    answer = httpx.post(f"{api}/v1/search", content=body, timeout=60,
+                        headers={**tenant_catalog.header("acme"), "content-type": "application/json"})
+
+    assert answer.status_code == 400, answer.text
+    assert what in answer.json()["error"]
+    assert "\x1b" not in answer.text and "Traceback" not in answer.text
+
+
 def test_opensearch_down_is_a_503_with_the_reason(tenant_catalog: TenantCatalog, embedder: Any,
                                                   serve_app: Any) -> None:
     from toolsift.api.app import create_app

@@ -72,3 +72,29 @@ def test_bench_rerank_times_the_base_ranker_and_a_reranker_in_process_and_throug
     for row in (base, reranked):
         assert row["in_process"]["latency_ms"]["n"] == 3
         assert row["service"]["sequential_latency_ms"]["n"] == 3
+
+
+def test_bench_outage_loses_nothing_when_the_node_crashes_mid_ingest_and_serves_clean_503s_while_it_is_down(
+    base_settings: Any, embedder: Any, datasets: Path, tmp_path: Path
+) -> None:
+    """The drill of `toolsift bench outage` on 15 LiveMCPBench servers, on a node of its own."""
+    from toolsift.evaluation.outage import run_outage_drill
+
+    servers = json.loads((datasets / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))[:15]
+    catalog = tmp_path / "servers.json"
+    catalog.write_text(json.dumps(servers, ensure_ascii=False), encoding="utf-8")
+    queries = ["search the web for recent news", "convert a markdown file to pdf", "weather forecast for Paris"]
+
+    figures = run_outage_drill(base_settings, embedder, catalog, queries, clients=2, up_s=4, after_s=6)
+
+    ingest, served = figures["ingest"], figures["serving"]
+    assert ingest["killed_mid_ingest"] and ingest["interrupted_error"]["code"] == "opensearch_unavailable"
+    assert ingest["unfinished_after_restart"] == [str(catalog)] and ingest["unfinished_after_rerun"] == []
+    assert ingest["converged"] and (ingest["lost"], ingest["duplicated"]) == (0, 0)
+    assert not ingest["rerun"]["skipped_as_current"]
+    for front_end in ("api", "mcp"):
+        run = served[front_end]
+        assert run["ok"] > 0 and run["errors_while_down"] > 0, run
+        assert run["errors_before_the_kill"] == 0 and run["errors_after_the_node_returned"] == 0, run
+        assert run["errors_clean_503"] == run["errors"], run["unclean_errors"]
+        assert run["first_full_answer_after_return_s"] is not None

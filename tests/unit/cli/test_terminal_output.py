@@ -35,3 +35,16 @@ def test_a_long_flagged_list_is_cut_with_a_count_of_the_rest() -> None:
 
 def test_several_lines_keep_their_newlines_and_lose_their_escapes() -> None:
     assert safe_lines("query: a\x1b[31m\nrow\u202e two") == "query: a\\x1b[31m\nrow\\u202e two"
+
+
+def test_a_search_request_that_is_not_clean_text_is_one_clear_line_without_the_raw_character() -> None:
+    from click.testing import CliRunner
+
+    from toolsift.cli.main import cli
+    from toolsift.errors import ERROR_TABLE, BadQueryError
+
+    for request, shown in (("find \x1b[2J tools", "\\x1b"), ("bad \udcff bytes", "\\udcff")):
+        result = CliRunner().invoke(cli, ["--opensearch-url", "http://127.0.0.1:9", "search", request])
+        assert result.exit_code == ERROR_TABLE[BadQueryError].exit_code
+        assert result.output.count("\n") == 1 and shown in result.output and "Traceback" not in result.output
+        assert "\x1b" not in result.output and "\udcff" not in result.output
