@@ -174,7 +174,9 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
-        where = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path") and not isinstance(p, int)]
+        # A body that is not JSON at all has the parse position in its location: no field to name.
+        loc = () if first.get("type") == "json_invalid" else first.get("loc", ())
+        where = [str(p) for p in loc if p not in ("body", "query", "path")]
         field = ".".join(where) or None
         problem = validation_problem(first) if first else "invalid request"
         message = f"{field}: {problem}" if field else problem

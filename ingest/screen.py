@@ -311,8 +311,9 @@ _INSISTS = re.compile(r"\b(?:must|always|never|every|all calls|server|do not|don
 _DIRECTIVE = re.compile(r"\b(?:must|always|never|should|make sure|be sure|ensure|instead|also|first|additionally)\b")
 
 
-def _shadowing(tool: ScreenedTool, own_names: set[str], other_names: Mapping[str, str]) -> list[Finding]:
-    """Text that tries to change how a tool other than this server's own is used.
+def _shadowing(tool: ScreenedTool, own_names: set[str], owner_of: Mapping[str, str]) -> list[Finding]:
+    """Text that tries to change how a tool other than this server's own is used (``owner_of``: every
+    tool name of the catalog → its server; this server's own names are ``own_names``).
 
     A named tool counts when the catalog has it on another server, or when it is spelled like a tool
     (``send_email``, ``fs.write``): the server it belongs to may be in another catalog or on the
@@ -326,6 +327,7 @@ def _shadowing(tool: ScreenedTool, own_names: set[str], other_names: Mapping[str
                 if _quoted_as_data(plain, match.start(), match.end()):
                     continue
                 named = (match.group(1) or "").strip("`'\".") if match.groups() else ""
+                other_names = owner_of if named not in own_names else {}
                 if named:
                     if named in own_names or named == tool.name.lower():
                         continue
@@ -391,8 +393,7 @@ def screen_catalog(tools: Sequence[ScreenedTool]) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     for tool in tools:
         own = names_by_server.get(tool.agent_id, set()) if tool.agent_id else {tool.name.lower()}
-        others = {name: server for name, server in owner_of.items() if name not in own}
-        findings = alone[tool.tool_id] + _shadowing(tool, own, others) + split.get(tool.tool_id, [])
+        findings = alone[tool.tool_id] + _shadowing(tool, own, owner_of) + split.get(tool.tool_id, [])
         if findings:
             ordered = sorted(findings, key=lambda f: RISK_KINDS.index(f.kind))
             out[tool.tool_id] = tuple(dict.fromkeys(str(f) for f in ordered))[:MAX_RISK_REASONS]

@@ -530,9 +530,7 @@ class LocalNode:
         pid = self._live_pid()
         if pid is None:
             return False
-        _signal_group(pid, signal.SIGKILL)
-        if not _wait_exit(pid, 10.0):
-            raise NodeError(f"the node (pid {pid}) survived SIGKILL")
+        _kill_group(pid)
         self.pid_file.unlink(missing_ok=True)
         return True
 
@@ -541,9 +539,7 @@ class LocalNode:
         if _wait_exit(pid, timeout):
             return
         self._say(f"the node did not stop within {timeout:g} s; sending SIGKILL")
-        _signal_group(pid, signal.SIGKILL)
-        if not _wait_exit(pid, 10.0):
-            raise NodeError(f"the node (pid {pid}) survived SIGKILL")
+        _kill_group(pid)
 
     # --- status / logs -----------------------------------------------------------------------------
 
@@ -806,6 +802,17 @@ def _cmdline(pid: int) -> list[str]:
     except (OSError, subprocess.TimeoutExpired):
         return []
     return proc.stdout.split()
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL the node's process group and wait for it to be gone.
+
+    Raises:
+        NodeError: the process survived SIGKILL.
+    """
+    _signal_group(pid, signal.SIGKILL)
+    if not _wait_exit(pid, 10.0):
+        raise NodeError(f"the node (pid {pid}) survived SIGKILL")
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
