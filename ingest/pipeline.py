@@ -384,8 +384,7 @@ def ingest_catalog(
     bulk_load = rebuild or int(client.count(index=target)["count"]) == 0
     # Marked unfinished until the write pass returns: an ingest killed half-way leaves a partial index
     # that `toolsift index status` names as such, and a rerun does not take it for current.
-    unfinished = manager.info(target).unfinished
-    manager.update_meta(target, ingesting={**unfinished, str(path): time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    manager.mark_unfinished(target, str(path), True)
     try:
         with bulk_loading(client, target) if bulk_load else nullcontext():
             existing = _write(client, path, fmt, settings, embedder, validation, target, report, progress,
@@ -394,7 +393,7 @@ def ingest_catalog(
         if rebuild:  # a half-filled new version is never swapped in
             client.indices.delete(index=target, ignore_unavailable=True)
         raise
-    manager.update_meta(target, ingesting={k: v for k, v in manager.info(target).unfinished.items() if k != str(path)})
+    manager.mark_unfinished(target, str(path), False)
     report.created -= sum(1 for f in report.failed if f["id"] not in existing)
     report.updated -= sum(1 for f in report.failed if f["id"] in existing)
     failed_ids = {f["id"] for f in report.failed}

@@ -327,18 +327,17 @@ def _shadowing(tool: ScreenedTool, own_names: set[str], owner_of: Mapping[str, s
                 if _quoted_as_data(plain, match.start(), match.end()):
                     continue
                 named = (match.group(1) or "").strip("`'\".") if match.groups() else ""
-                other_names = owner_of if named not in own_names else {}
                 if named:
                     if named in own_names or named == tool.name.lower():
                         continue
-                    if named not in other_names and not _TOOL_LIKE.fullmatch(named):
+                    if named not in owner_of and not _TOOL_LIKE.fullmatch(named):
                         continue  # a word, not a tool: "instead of waiting", "replaces the old value"
                     sentence = next((m.group() for m in _SENTENCE.finditer(plain) if m.start() <= match.start() < m.end()), plain)
                     if label == "when another tool is used" and not _DIRECTIVE.search(sentence):
                         continue  # describes, does not direct: "when you call fetch_page twice, ..."
-                    if label == "instead of another tool" and named not in other_names and not _INSISTS.search(sentence):
+                    if label == "instead of another tool" and named not in owner_of and not _INSISTS.search(sentence):
                         continue  # advice about a tool of its own kind: "use this instead of 'execute_command' with ls"
-                server = other_names.get(named) if named else None
+                server = owner_of.get(named) if named else None
                 what = f" {named!r}" + (f" (server {server})" if server else "") if named else ""
                 finding = Finding("shadowing", f"{label}{what}, {_quote(match.group())}")
                 found.setdefault(str(finding), finding)

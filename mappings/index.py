@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,6 +179,14 @@ class IndexManager:
         self.client.indices.update_aliases(body={"actions": actions})
         if delete_old and old is not None and old.index != new_index:
             self.client.indices.delete(index=old.index)
+
+    def mark_unfinished(self, index: str, catalog: str, unfinished: bool) -> None:
+        """Record (``unfinished``) or clear that an ingest of ``catalog`` is writing into ``index``
+        (:attr:`IndexInfo.unfinished`)."""
+        marks = {k: v for k, v in self.info(index).unfinished.items() if k != catalog}
+        if unfinished:
+            marks[catalog] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.update_meta(index, ingesting=marks)
 
     def update_meta(self, index: str, **values: Any) -> None:
         """Merge ``values`` into the index's ``_meta.toolsift`` (read-modify-write)."""
