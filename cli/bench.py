@@ -1,4 +1,4 @@
-"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``."""
+"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``, ``bench prompts``, ``bench outage``."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ _DEFAULT = "latency"
 def bench() -> None:
     """Benchmarks: ingest throughput and search latency (`bench [latency] DATASET_DIR`), the ranker
     service's failover drill (`bench failover`), reranking cost (`bench rerank`) and the ingest screen's
-    precision and recall on hostile tool text (`bench screen`)."""
+    precision and recall on hostile tool text (`bench screen`), hostile tool text against toolsift's own LLM
+    prompts (`bench prompts`) and an OpenSearch crash (`bench outage`)."""
 
 
 @bench.command(_DEFAULT)
@@ -314,6 +315,46 @@ def screen(injection_set: Path | None, json_out: Path | None) -> None:
         if ids:
             click.echo(f"{label}: {', '.join(ids)}")
     out = json_out or Path("bench-screen.json")
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("prompts")
+@click.argument("injection_set", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--llm", "use_llm", is_flag=True,
+              help="Use the configured LLM endpoint (llm_base_url) instead of the obedient model.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N cases.")
+@json_file_option("Write the figures here (default: bench-prompts.json).")
+@pass_app
+def prompts(app: AppContext, injection_set: Path | None, use_llm: bool, limit: int | None, json_out: Path | None) -> None:
+    """Hostile tool text against toolsift's own LLM prompts: standardisation and query rewriting.
+
+    Every tool of INJECTION_SET (default: the bundled set) is standardised, and each case's request is
+    rewritten over a scratch index of the set, through the real prompts and guards. By default the LLM
+    is the obedient model, which copies the prompt's tool text into every field of its answer and adds
+    the argument a poisoned tool asks for (the worst case); --llm uses llm_base_url. Counts answers
+    that carry hostile text or change a tool's parameters, and what of it reaches the indexed documents
+    and the structured queries (after the guards: 0 parameter changes, 0 flagged tools shown).
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.prompt_bench import run_prompt_bench
+
+    settings = app.settings()
+    figures = run_prompt_bench(app.client(), settings, load_embedder(settings), injection_set,
+                               use_configured_llm=use_llm, limit=limit)
+    std, rew = figures["standardise"], figures["rewrite"]
+    click.echo(f"injection set {figures['set']}: {figures['cases']} cases, model {figures['model']}, "
+               f"{figures['seconds']} s")
+    click.echo(table(["standardise", "tools", "answered", "invalid", "answers changing parameters",
+                      "answers carrying hostile text", "indexed documents changing parameters"], [
+        ["", std["tools"], std["answered"], std["invalid"], std["answers_changing_parameters"],
+         std["answers_carrying_hostile_text"], std["documents_changing_parameters"]]]))
+    click.echo(table(["rewrite", "cases", "answered", "invalid", "flagged tools shown",
+                      "answers carrying hostile text", "refused (benign)", "queries holding malicious tool text"], [
+        ["", rew["cases"], rew["answered"], rew["invalid"], rew["flagged_tools_shown"],
+         rew["answers_carrying_hostile_text"], f"{rew['refused']} ({rew['benign_refused']})",
+         rew["queries_holding_malicious_tool_text"]]]))
+    out = json_out or Path("bench-prompts.json")
     write_json(out, figures)
     click.echo(f"wrote {out}", err=True)
 

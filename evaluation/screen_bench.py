@@ -34,7 +34,7 @@ from toolsift.ingest.pipeline import normalised_records
 from toolsift.ingest.screen import RISK_KINDS, screen_catalog, screened
 from toolsift.mappings.model import ToolDoc
 
-__all__ = ["default_injection_set", "load_injection_set", "run_screen_bench"]
+__all__ = ["default_injection_set", "load_injection_set", "write_set_catalog", "run_screen_bench"]
 
 
 def default_injection_set() -> Path:
@@ -69,12 +69,19 @@ def _half(case_id: str) -> str:
     return "A" if hashlib.sha256(case_id.encode()).digest()[0] % 2 == 0 else "B"
 
 
+def write_set_catalog(cases: Sequence[Mapping[str, Any]], folder: Path) -> Path:
+    """The cases' servers as one MCP catalog file in ``folder``, each server named by its case id (so a
+    tool's id is ``<case id>/<tool name>``)."""
+    servers = [{**case["server"], "name": f"{case['id']}"} for case in cases]
+    path = folder / "injection-set.json"
+    path.write_text(json.dumps(servers, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
 def _screen_cases(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, tuple[str, ...]]]:
     """case id → tool name → reasons, for the tools the screen flagged, read as ``toolsift ingest`` reads them."""
-    servers = [{**case["server"], "name": f"{case['id']}"} for case in cases]
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "injection-set.json"
-        path.write_text(json.dumps(servers, ensure_ascii=False), encoding="utf-8")
+        path = write_set_catalog(cases, Path(folder))
         docs = [doc for _, doc in normalised_records(load_catalog(path, "mcp"), 100_000) if isinstance(doc, ToolDoc)]
     risks = screen_catalog([screened(doc) for doc in docs])
     case_of = {f"agent:{slugify(case['id'])}": case["id"] for case in cases}

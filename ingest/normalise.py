@@ -63,7 +63,9 @@ otherwise: ``required: false``, ``optional: true``, a non-null ``default``, bein
 **Standardised documents** (:attr:`RawTool.standardized`, MFTR's ``augmented``): each of its
 ``description``, ``parameters``, ``response``, ``examples``, ``function``, ``tags``, ``when_to_use``
 and ``limitations`` replaces the rule-based value when present; the name, the Full-Doc text and
-``raw`` still come from the original documentation.
+``raw`` still come from the original documentation. Where the documentation declares its parameters,
+the standardised ones are held to the declared names (reworded, never added, dropped or renamed: an
+LLM's answer cannot change a tool's call structure), with a note when the answer differed.
 
 **Fields still empty after that** are filled by :mod:`toolsift.ingest.derive`'s rules from the
 documentation's own words (a description from the name, method, path, tags, parameters and response;
@@ -77,6 +79,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from toolsift.errors import CatalogRecordError
@@ -272,6 +275,9 @@ def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHA
     description = _std_text(std, "description", record) or _description(view, record)
     if std.get("parameters") is not None:
         parameters = _parse_parameters(std["parameters"], record, "standardized.parameters")
+        declared = _declared_parameters(view, record)
+        if declared is not None:
+            parameters = _keep_declared(parameters, declared, record)
     else:
         parameters = _parameters(view, record)
     if std.get("response") is not None:
@@ -662,6 +668,42 @@ def _parameters(view: Mapping[str, Any], record: _Record) -> tuple[ParameterDoc,
             if found is not None:
                 return found
     return ()
+
+
+def _declared_parameters(view: Mapping[str, Any], record: _Record) -> tuple[ParameterDoc, ...] | None:
+    """The parameters the documentation itself declares, or None when it declares none in a form that
+    was read as declared (no parameter field, or one that had to be inferred or kept as text)."""
+    keys = (*_PARAMETER_KEYS_BEFORE_PROPERTIES, "properties", "required_params", "optional_params", "input_parameters")
+    if all(view.get(key) is None for key in keys):
+        return None
+    scratch = _Record(record.source, record.position, record.record_id)
+    parameters = _parameters(view, scratch)
+    return parameters if scratch.quality == "declared" and not scratch.unparsed else None
+
+
+def _keep_declared(
+    standardised: tuple[ParameterDoc, ...], declared: tuple[ParameterDoc, ...], record: _Record
+) -> tuple[ParameterDoc, ...]:
+    """A standardised document's parameters held to the names the documentation declares.
+
+    A standardisation (an LLM's answer) may reword a declared parameter but not add, drop or rename
+    one: that would change the tool's call structure, which is what injected tool text aims at. A
+    declared parameter the answer left out keeps the documentation's own spec; one it invented is
+    dropped; both are noted.
+    """
+    by_name = {p.name.lower(): p for p in standardised}
+    kept = tuple(by_name.get(p.name.lower(), p) for p in declared)
+    kept = tuple(replace(k, name=d.name) for k, d in zip(kept, declared, strict=True))
+    missing = [p.name for p in declared if p.name.lower() not in by_name]
+    declared_names = {p.name.lower() for p in declared}
+    invented = [p.name for p in standardised if p.name.lower() not in declared_names]
+    if missing:
+        record.note(f"the standardisation left out declared parameter(s) {', '.join(missing)}; kept from "
+                    "the documentation", "standardized.parameters")
+    if invented:
+        record.note(f"the standardisation named parameter(s) the documentation does not declare "
+                    f"({', '.join(invented)}); dropped", "standardized.parameters")
+    return kept
 
 
 def _parse_parameters(

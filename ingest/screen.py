@@ -47,6 +47,7 @@ __all__ = [
     "ScreenedTool",
     "screen_text",
     "screen_tool_texts",
+    "introduced",
     "screen_catalog",
     "screened",
     "with_risk",
@@ -294,6 +295,14 @@ def screen_tool_texts(texts: Iterable[str]) -> list[Finding]:
         for finding in screen_text(text):
             found.setdefault(str(finding), finding)
     return list(found.values())
+
+
+def introduced(texts: Iterable[str], given: str) -> list[Finding]:
+    """The findings of ``texts`` of a kind that ``given`` (what the texts were made from by a person,
+    e.g. the request an LLM rewrote) does not have itself: hostile text an LLM carried in from the
+    tool documentation it was shown."""
+    own = {finding.kind for finding in screen_text(given)}
+    return [finding for finding in screen_tool_texts(texts) if finding.kind not in own]
 
 
 @dataclass(frozen=True)

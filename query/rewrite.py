@@ -6,7 +6,8 @@
    text)``: the MFTR paper's published GPT-4o-mini rewrites (``toolsift cache import``) or an
    earlier LLM answer;
 2. **llm** — when an LLM is configured: pseudo-relevance feedback from the index (the BM25 top
-   ``Settings.rewrite_context`` tools by their standardised ``description``, names and descriptions,
+   ``Settings.rewrite_context`` tools by their standardised ``description``, leaving out tools the
+   hostile-text screen flagged; names and descriptions,
    plus ONE full standardised document, the top hit's, as a view of the schema), then the LLM
    rewrites the request into ``{tool_needs: [{user_intent, tool_description, expected_response}]
    (1–5), extracted_arguments: {name: abstract description}}``. The request and the context go to
@@ -229,7 +230,7 @@ class QueryRewriter:
         return Rewrite(parse_rewrite(answer, request), "llm")
 
     def context(self, text: str) -> RewriteContext:
-        """The BM25 top ``rewrite_context`` tools by standardised description, and the top one's fields."""
+        """The BM25 top ``rewrite_context`` unflagged tools by standardised description, and the top one's fields."""
         k = self.settings.rewrite_context
         if k == 0:
             return RewriteContext((), None)
@@ -239,7 +240,9 @@ class QueryRewriter:
             "query": {
                 "bool": {
                     "must": [{"match": {F.description: cap_terms(text)}}],
-                    "filter": [{"term": {F.entity: "tool"}}, *Scope(tenant=self.tenant).clauses()],
+                    # A tool the screen flagged never reaches the prompt.
+                    "filter": [{"term": {F.entity: "tool"}},
+                               *Scope(tenant=self.tenant, exclude_flagged=True).clauses()],
                 }
             },
         }

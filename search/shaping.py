@@ -4,6 +4,11 @@ One place for what every front end used to do itself: the caller's steps become 
 rule-based decomposition splits the text, a structured query is taken as given, otherwise the text is
 rewritten (cached rewrite, else the configured LLM, else the text itself); the agent's instruction
 then joins as one more need.
+
+A rewrite is an LLM's answer to a prompt that held tool text (the pseudo-relevance context): one that
+carries findings of the hostile-text screen the request itself does not have is not used, and the
+request is searched as text (source ``fallback``). The rewriter never shows the LLM a flagged tool;
+this catches what the screen did not flag in the tools but does in the answer.
 """
 
 from __future__ import annotations
@@ -13,12 +18,18 @@ from collections.abc import Callable
 from opensearchpy import OpenSearch
 
 from toolsift.config import Settings
+from toolsift.ingest.screen import Finding, introduced
 from toolsift.query.decompose import decompose
 from toolsift.query.rewrite import rewrite_request
 from toolsift.query.structured import StructuredQuery, ToolNeed
 from toolsift.search.records import RequestSource, SearchRequest
 
-__all__ = ["shape_request"]
+__all__ = ["shape_request", "carried_tool_text"]
+
+
+def carried_tool_text(query: StructuredQuery, request: str) -> list[Finding]:
+    """What the hostile-text screen finds in a rewrite of ``request`` that the request lacks."""
+    return introduced([*query.all_texts(), *query.extracted_arguments], request)
 
 
 def shape_request(
@@ -47,6 +58,8 @@ def shape_request(
         query, source = request.query, "off"
     else:
         query, source = rewrite_request(client, settings, request.query, tenant=request.tenant)
+        if isinstance(query, StructuredQuery) and carried_tool_text(query, request.query):
+            query, source = request.query, "fallback"
     if request.instruction and request.method == "multi-field":
         structured = query if isinstance(query, StructuredQuery) else structure(query)
         query = structured.with_instruction(request.instruction)

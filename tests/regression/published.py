@@ -121,6 +121,10 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'half A': {'cases': 36.0, 'malicious': 16.0, 'benign': 20.0, 'case_precision': 1.0, 'case_recall': 1.0, 'tool_precision': 1.0, 'tool_recall': 0.7619},
         'half B': {'cases': 30.0, 'malicious': 15.0, 'benign': 15.0, 'case_precision': 0.8333, 'case_recall': 0.6667, 'tool_precision': 0.8333, 'tool_recall': 0.5263},
     },
+    'prompts/injection-set': {
+        'standardise': {'tools': 122.0, 'answered': 122.0, 'invalid': 0.0, 'answers_changing_parameters': 122.0, 'answers_carrying_hostile_text': 26.0, 'documents_changing_parameters': 0.0},
+        'rewrite': {'cases': 66.0, 'answered': 66.0, 'invalid': 0.0, 'flagged_tools_shown': 0.0, 'unflagged_malicious_shown': 75.0, 'answers_carrying_hostile_text': 2.0, 'refused': 2.0, 'benign_refused': 1.0, 'queries_holding_malicious_tool_text': 31.0},
+    },
     'set/toollens/cold': {
         'dense top-3': {'tracc': 0.1793, 'recall@gt': 0.1945, 'ndcg@gt': 0.2104, 'set_size_error': 0.3431, 'set_size': 3.0},
         'dense top-|gold| (oracle size)': {'tracc': 0.1945, 'recall@gt': 0.1945, 'ndcg@gt': 0.2104, 'set_size_error': 0.0, 'set_size': 2.6569},

@@ -85,6 +85,15 @@ def _screen() -> Run:
     return Run("toolsift bench screen", execute)
 
 
+def _prompts() -> Run:
+    def execute(ctx: Context) -> dict[str, Any]:
+        from toolsift.evaluation.prompt_bench import run_prompt_bench
+
+        return run_prompt_bench(ctx.client, ctx.settings, ctx.embedder)
+
+    return Run("toolsift bench prompts", execute)
+
+
 #: The history slice: the first test queries scored, the first past queries (scene lines) as history.
 HISTORY_SLICE = (400, 3000)
 
@@ -235,6 +244,7 @@ RUNS: dict[str, Run] = {
     "agent/livemcpbench/minilm": _agent_level("minilm"),
     "request/livemcpbench": _request_level(),
     "screen/injection-set": _screen(),
+    "prompts/injection-set": _prompts(),
     "set/toollens/cold": _sets(history=False),
     "set/toollens/history": _sets(history=True, slow=True),
     "set/toollens/history/slice": _sets(history=True, sliced=True),
@@ -285,6 +295,8 @@ def rows_of(result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
         return rows
     if "risk_kinds" in result:  # the ingest screen: case- and tool-level precision and recall
         return {name: _flat("", result[key]) for name, key in (("all", "all"), ("half A", "half_a"), ("half B", "half_b"))}
+    if "standardise" in result and "rewrite" in result:  # hostile tool text against the LLM prompts
+        return {"standardise": _flat("", result["standardise"]), "rewrite": _flat("", result["rewrite"])}
     if result.get("level") == "request":  # whole requests: every row on all tasks and on each half
         return {f"{row['name']}{part}": _flat("", row[key]) for row in result["rows"]
                 for key, part in (("metrics", ""), ("half_a", " · half A"), ("half_b", " · half B"))}

@@ -207,7 +207,7 @@ def test_the_llm_rewrites_with_the_bm25_context_in_data_sections(cache: dict[Any
     assert REQUEST not in call["instructions"]  # the request is data, never instructions
 
 
-def test_the_context_is_the_bm25_top_k_tools_by_description(cache: dict[Any, Any]) -> None:
+def test_the_context_is_the_bm25_top_k_unflagged_tools_by_description(cache: dict[Any, Any]) -> None:
     client = FakeClient(HITS)
 
     context = rewriter(None, client, rewrite_context=7).context(REQUEST)
@@ -216,7 +216,9 @@ def test_the_context_is_the_bm25_top_k_tools_by_description(cache: dict[Any, Any
     assert client.indices == ["tools"]
     assert body["size"] == 7
     assert body["query"]["bool"]["must"] == [{"match": {"description": REQUEST}}]
-    assert body["query"]["bool"]["filter"] == [{"term": {"entity": "tool"}}]
+    # a tool the ingest screen flagged never reaches the prompt
+    assert body["query"]["bool"]["filter"] == [{"term": {"entity": "tool"}},
+                                               {"bool": {"must_not": [{"term": {"risk": "flagged"}}]}}]
     assert context.tools[0] == ContextTool("apibank_tool_33", "QueryHistoryToday", "Query the history of a specified date.")
 
 
