@@ -146,3 +146,26 @@ def test_the_mcp_server_hands_an_agent_the_flagged_tool_only_with_its_flag(hosti
     (entry,) = [t for t in result["tools"] if t["id"] == ADD]
     _flag_checked(entry["definition"]["description"])
     assert entry["risk"]
+
+
+def test_bench_prompts_shows_the_obedient_models_answers_never_changing_an_indexed_tools_parameters(
+        hostile: Any, tmp_path: Path) -> None:
+    import subprocess
+
+    settings, _ = hostile
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+    env.update({"TOOLSIFT_OPENSEARCH_URL": settings.effective_url, "TOOLSIFT_QUERY_LOG": "false"})
+    out = tmp_path / "prompts.json"
+
+    done = subprocess.run([TOOLSIFT, "bench", "prompts", "--limit", "8", "--json", str(out)], env=env,
+                          capture_output=True, text=True, timeout=600)
+
+    assert done.returncode == 0, done.stderr
+    assert "model obedient" in done.stdout and "indexed documents changing parameters" in done.stdout
+    figures = json.loads(out.read_text(encoding="utf-8"))
+    standardise, rewrite = figures["standardise"], figures["rewrite"]
+    assert standardise["answered"] == standardise["tools"] > 0
+    assert standardise["answers_changing_parameters"] == standardise["tools"]  # the model did obey
+    assert standardise["documents_changing_parameters"] == 0
+    assert rewrite["cases"] == 8 and rewrite["flagged_tools_shown"] == 0
+    assert rewrite["refused"] >= rewrite["answers_carrying_hostile_text"]
