@@ -32,6 +32,7 @@ _COMMANDS: dict[str, str] = {
     "dashboards": "toolsift.cli.dashboards:dashboards",
     "keys": "toolsift.cli.keys:keys",
     "approvals": "toolsift.cli.approvals:approvals",
+    "sync": "toolsift.cli.sync:sync",
 }
 
 _SHORT_HELP: dict[str, str] = {
@@ -50,6 +51,7 @@ _SHORT_HELP: dict[str, str] = {
     "dashboards": "Import the OpenSearch Dashboards saved objects.",
     "keys": "Make API keys (tenant + role) for the services.",
     "approvals": "Review changed tool definitions before agents get them.",
+    "sync": "Keep running MCP servers' tools in the index (live catalogs).",
 }
 
 

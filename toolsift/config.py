@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from toolsift.access import ApiKey
 from pydantic_settings import (
@@ -23,7 +23,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-__all__ = ["Settings", "get_settings", "FIELDS", "Retriever", "MultiNeed", "DEFAULT_FIELD_WEIGHTS"]
+__all__ = ["Settings", "McpSource", "get_settings", "FIELDS", "Retriever", "MultiNeed", "DEFAULT_FIELD_WEIGHTS"]
 
 Retriever = Literal["bm25", "minilm", "hybrid"]
 #: How a tool search treats a request with several needs (:mod:`toolsift.search.planner`).
@@ -41,6 +41,43 @@ DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
     "response": 0.3,
     "examples": 0.5,
 }
+
+
+class McpSource(BaseModel):
+    """One running MCP server as a live catalog: ``[[mcp_sources]]`` in the TOML config.
+
+    Args:
+        name: the server's name in the index (its agent id is ``agent:<name>``, its tools
+            ``<name>/<tool>``) and in ``toolsift sync status``.
+        command: a stdio server: the command and its arguments (``["python", "server.py"]``).
+        url: a streamable HTTP server's endpoint (``https://host/mcp``).
+        headers: HTTP headers sent to ``url`` (e.g. ``Authorization``); never logged.
+        env: environment variables for ``command`` (added to a minimal environment: PATH, HOME).
+        tenants: the tenants that may see its tools; empty: public.
+        approval: its approval policy (default: ``default_approval``).
+        timeout: seconds for connecting and for each request before the source counts as hung.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")
+    command: list[str] | None = Field(None, min_length=1)
+    url: str | None = Field(None, pattern=r"^https?://")
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+    tenants: list[str] = Field(default_factory=list)
+    approval: ApprovalPolicy | None = None
+    timeout: float = Field(30.0, gt=0, le=600)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpSource:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(f"mcp source {self.name!r}: give either command (stdio) or url (streamable HTTP)")
+        from toolsift.access import valid_tenant
+
+        for tenant in self.tenants:
+            valid_tenant(tenant, where=f"mcp_sources[{self.name!r}].tenants")
+        return self
 
 
 def _default_cache_dir() -> Path:
@@ -254,6 +291,21 @@ class Settings(BaseSettings):
         default_factory=dict,
         description="Catalog file glob -> approval policy for its tools, overriding default_approval.",
     )
+
+    mcp_sources: list[McpSource] = Field(
+        default_factory=list,
+        description="Running MCP servers kept in the index by `toolsift sync` ([[mcp_sources]] tables: name, "
+        "command or url, headers, env, tenants, approval, timeout).",
+    )
+
+    @field_validator("mcp_sources")
+    @classmethod
+    def _distinct_sources(cls, value: list[McpSource]) -> list[McpSource]:
+        names = [source.name for source in value]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"mcp_sources: the name(s) {twice} are used more than once")
+        return value
 
     @field_validator("source_tenants")
     @classmethod

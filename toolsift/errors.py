@@ -29,6 +29,7 @@ __all__ = [
     "ForbiddenError",
     "NotFoundError",
     "RankerUnavailableError",
+    "SourceError",
     "LLMError",
     "LLMUnavailableError",
     "LLMOutputError",
@@ -145,6 +146,11 @@ class RankerUnavailableError(ToolsiftError):
     """The remote ranker did not answer in time or answered with an error."""
 
 
+class SourceError(ToolsiftError):
+    """A live MCP source could not be listed or indexed: unreachable, hung, crashed, or not answering
+    with a tool list; the message names the source."""
+
+
 class LLMError(ToolsiftError):
     """An LLM call failed; the message names the endpoint setting or the task and subject."""
 
@@ -183,6 +189,7 @@ ERROR_TABLE: dict[type[Exception], ErrorKind] = {
     ForbiddenError: ErrorKind(12, 403, "forbidden"),
     NotFoundError: ErrorKind(9, 404, "not_found"),
     RankerUnavailableError: ErrorKind(10, 503, "ranker_unavailable"),
+    SourceError: ErrorKind(13, 502, "source_unavailable"),
     LLMError: ErrorKind(11, 502, "llm_error"),
     LLMUnavailableError: ErrorKind(11, 503, "llm_unavailable"),
     LLMOutputError: ErrorKind(11, 502, "llm_bad_output"),

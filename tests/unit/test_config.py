@@ -166,3 +166,17 @@ def test_get_settings_builds_the_settings_once(monkeypatch: pytest.MonkeyPatch) 
     assert get_settings() is first
     get_settings.cache_clear()
     assert get_settings().index == "changed"
+
+
+def test_an_mcp_source_is_a_stdio_command_or_an_http_url_never_both_and_names_are_distinct() -> None:
+    ok = Settings(mcp_sources=[{"name": "files", "command": ["python", "server.py"]},
+                               {"name": "web", "url": "https://tools.example/mcp", "headers": {"Authorization": "Bearer x"},
+                                "tenants": ["acme"], "approval": "manual"}])
+    assert [s.name for s in ok.mcp_sources] == ["files", "web"]
+    assert "Bearer x" not in repr(ok.mcp_sources[1])  # header values are secrets
+    for bad, words in (({"name": "x"}, "either command"), ({"name": "x", "command": ["a"], "url": "http://h"}, "either command"),
+                       ({"name": "Bad Name", "command": ["a"]}, "name"), ({"name": "x", "url": "ftp://h"}, "url")):
+        with pytest.raises(ValidationError, match=words):
+            Settings(mcp_sources=[bad])
+    with pytest.raises(ValidationError, match="more than once"):
+        Settings(mcp_sources=[{"name": "x", "command": ["a"]}, {"name": "x", "command": ["b"]}])

@@ -14,9 +14,11 @@ from toolsift.cli.main import cli
 from toolsift.errors import ERROR_TABLE, ClusterError, ConfigError
 
 COMMANDS = ["approvals", "bench", "cache", "dashboards", "demo", "eval", "history", "index", "ingest", "keys", "node", "search", "serve",
-            "standardize", "train"]
+            "standardize", "sync", "train"]
 SUBCOMMANDS = [
     ["history", "load"],
+    ["sync", "status"],
+    ["bench", "prompts"],
     ["history", "show"],
     ["node", "install"],
     ["node", "start"],

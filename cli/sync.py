@@ -1,0 +1,107 @@
+"""``toolsift sync``: running MCP servers (``mcp_sources``) kept in the index; ``toolsift sync status``."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from toolsift.cli._context import AppContext, pass_app
+from toolsift.cli._output import emit_json, safe_lines, table
+from toolsift.cli.options import index_option, json_flag
+
+if TYPE_CHECKING:
+    from toolsift.ingest.pipeline import IngestReport
+
+
+def _when(epoch: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch)) if epoch else "–"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@click.group(invoke_without_command=True)
+@click.option("--once", is_flag=True, help="List and index every source once, then exit (non-zero if any failed).")
+@click.option("--source", "names", multiple=True, help="Only this source (repeatable; default: every mcp_sources entry).")
+@index_option("The index to keep the sources in (default: the configured one).")
+@pass_app
+def sync(app: AppContext, once: bool, names: tuple[str, ...], index_alias: str | None) -> None:
+    """Keep running MCP servers' tools in the index: the `mcp_sources` of the config.
+
+    Connects to each source with the MCP SDK's client (a stdio command or a streamable HTTP URL),
+    lists its tools page by page, and indexes the server as an agent with its tools (ids
+    `<source>/<tool>`, the original input schema kept). Then stays connected: when a server announces
+    `notifications/tools/list_changed`, that server alone is listed and indexed again, through the
+    screen and the approvals like any ingest. A source that fails keeps its last good version
+    searchable; the error names it and the source is retried with backoff (1 s doubling to 60 s).
+    Stop with Ctrl-C. `toolsift sync status` shows each source.
+    """
+    if click.get_current_context().invoked_subcommand is not None:
+        return
+    import anyio
+
+    from toolsift.embedding import load_embedder
+    from toolsift.ingest.live import Syncer
+
+    settings = app.settings(index=index_alias)
+    sources = [s for s in settings.mcp_sources if not names or s.name in names]
+    unknown = sorted(set(names) - {s.name for s in settings.mcp_sources})
+    if unknown:
+        raise click.UsageError(f"no mcp_sources entry named {', '.join(unknown)}")
+    if not sources:
+        raise click.UsageError("no MCP sources configured: add [[mcp_sources]] tables (name, command or url) to the config")
+
+    def indexed(name: str, report: IngestReport) -> None:
+        click.echo(safe_lines(f"{name}: indexed {report.tools} tool(s) ({report.created} new, {report.updated} "
+                              f"changed, {report.deleted} removed, {len(report.held)} held for approval)"), err=True)
+
+    syncer = Syncer(app.client(), settings, load_embedder(settings), sources, on_indexed=indexed)
+    if once:
+        statuses = anyio.run(syncer.sync_once)
+        failed = [s for s in statuses.values() if s.state == "error"]
+        for status in failed:
+            click.echo(safe_lines(f"error: {status.last_error}"), err=True)
+        click.echo(f"{len(statuses) - len(failed)} of {len(statuses)} source(s) synced")
+        if failed:
+            raise SystemExit(13)
+        return
+    click.echo(f"following {len(sources)} source(s); Ctrl-C stops", err=True)
+    try:
+        anyio.run(syncer.run)
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
+
+
+@sync.command("status")
+@json_flag("Print the status as JSON.")
+@pass_app
+def status(app: AppContext, as_json: bool) -> None:
+    """Each source as `toolsift sync` last saw it: connected or not, tools, last change, last error."""
+    from toolsift.ingest.live import read_status
+
+    settings = app.settings()
+    found = read_status(settings)
+    if found is None:
+        raise click.ClickException("toolsift sync has not run here (no status in the data folder)")
+    running = bool(found.get("running")) and _alive(int(found.get("pid", 0)))
+    if as_json:
+        emit_json({**found, "running": running})
+        return
+    click.echo(f"toolsift sync {'running (pid ' + str(found.get('pid')) + ')' if running else 'not running'}, "
+               f"index {found.get('index')}, updated {_when(found.get('updated_at'))}")
+    rows: list[list[Any]] = [
+        [s["name"], s["transport"], s["state"] if running or s["state"] == "error" else "stopped", s["tools"],
+         _when(s.get("changed_at")), s.get("changes", 0), s.get("last_error") or ""]
+        for s in found.get("sources", [])
+    ]
+    click.echo(safe_lines(table(["source", "transport", "state", "tools", "last change", "changes", "last error"], rows)))

@@ -1,0 +1,136 @@
+"""Live catalogs: a running MCP server kept in the index by ``toolsift sync``.
+
+The server is real (``tests/resources/mcp/changing_server.py``: the official SDK's low-level server over
+stdio, two tools per ``tools/list`` page) and changes its tools at run time when the test rewrites its
+spec file, announcing each change with ``notifications/tools/list_changed``. toolsift's client is the
+SDK's; the index is on the real node.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+INDEX = "toolsift-livetest-catalog"
+TOOLSIFT = str(Path(sys.executable).with_name("toolsift"))
+SERVER = Path(__file__).resolve().parents[1] / "resources" / "mcp" / "changing_server.py"
+
+
+def _tool(name: str, description: str, *params: str) -> dict[str, Any]:
+    return {"name": name, "description": description,
+            "inputSchema": {"type": "object", "properties": {p: {"type": "string"} for p in params},
+                            "required": list(params[:1])}}
+
+
+NOTES = [
+    _tool("create_note", "Create a note with a title and a body.", "title", "body"),
+    _tool("search_notes", "Search notes by keyword.", "query"),
+    _tool("delete_note", "Delete a note by its id.", "id"),
+]
+
+
+def _write(spec: Path, value: dict[str, Any]) -> None:
+    partial = spec.with_suffix(".partial")
+    partial.write_text(json.dumps(value), encoding="utf-8")
+    partial.replace(spec)
+
+
+def _wait(check: Callable[[], bool], timeout: float = 90.0) -> float:
+    """Seconds until ``check()`` held (polled every 0.1 s); fails after ``timeout``."""
+    started = time.monotonic()
+    while not check():
+        if time.monotonic() - started > timeout:
+            pytest.fail(f"not within {timeout} s")
+        time.sleep(0.1)
+    return time.monotonic() - started
+
+
+@pytest.fixture()
+def live(client: Any, base_settings: Any, tmp_path: Path) -> Iterator[tuple[Any, Path]]:
+    """Settings with one stdio source (the changing server) and its spec file, over a fresh index."""
+    from toolsift.config import McpSource
+
+    spec = tmp_path / "spec.json"
+    _write(spec, {"name": "notes", "tools": NOTES})
+    source = McpSource(name="notes", command=[sys.executable, str(SERVER), str(spec)], timeout=10)
+    settings = base_settings.with_overrides(index=INDEX, data_dir=tmp_path / "data", mcp_sources=[source],
+                                            query_log=False)
+    client.indices.delete(index=f"{INDEX}*", ignore_unavailable=True, expand_wildcards="all")
+    yield settings, spec
+    client.indices.delete(index=f"{INDEX}*", ignore_unavailable=True, expand_wildcards="all")
+
+
+def _ids(client: Any) -> set[str]:
+    if not client.indices.exists_alias(name=INDEX):
+        return set()
+    client.indices.refresh(index=INDEX)
+    hits = client.search(index=INDEX, body={"size": 100, "_source": False, "query": {"match_all": {}}})["hits"]["hits"]
+    return {hit["_id"] for hit in hits}
+
+
+def test_sync_once_indexes_every_page_of_a_servers_tools_and_status_shows_it(live: Any, client: Any, tmp_path: Path) -> None:
+    settings, _ = live
+    config = tmp_path / "toolsift.toml"
+    config.write_text(f"""index = "{INDEX}"\nopensearch_url = "{settings.effective_url}"\ndata_dir = "{settings.data_dir}"
+query_log = false
+[[mcp_sources]]
+name = "notes"
+command = {json.dumps(settings.mcp_sources[0].command)}
+""", encoding="utf-8")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}, "TOOLSIFT_CONFIG": str(config)}
+
+    done = subprocess.run([TOOLSIFT, "sync", "--once"], env=env, capture_output=True, text=True, timeout=300)
+    status = subprocess.run([TOOLSIFT, "sync", "status", "--json"], env=env, capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 0, done.stderr
+    assert "notes: indexed 3 tool(s) (4 new" in done.stderr and "1 of 1 source(s) synced" in done.stdout
+    assert _ids(client) == {"agent:notes", "notes/create_note", "notes/search_notes", "notes/delete_note"}
+    raw = client.get(index=INDEX, id="notes/create_note")["_source"]["raw"]
+    assert raw["inputSchema"]["required"] == ["title"]  # the original schema, ready to call
+    (source,) = json.loads(status.stdout)["sources"]
+    assert (source["name"], source["state"], source["tools"], source["last_error"]) == ("notes", "connected", 3, "")
+
+
+def test_a_followed_server_adding_changing_and_removing_tools_is_reflected_and_a_failing_one_keeps_its_last_version(
+        live: Any, client: Any, embedder: Any) -> None:
+    from anyio.from_thread import start_blocking_portal
+
+    from toolsift.ingest.live import Syncer
+
+    settings, spec = live
+    syncer = Syncer(client, settings.with_overrides(default_approval="off"), embedder)
+    with start_blocking_portal() as portal:
+        running = portal.start_task_soon(syncer.run)
+        try:
+            _wait(lambda: "notes/delete_note" in _ids(client))
+
+            changed = [_tool("create_note", "Create a note with a title, a body and tags.", "title", "body", "tags"),
+                       NOTES[1], _tool("archive_note", "Move a note to the archive.", "id")]
+            _write(spec, {"name": "notes", "tools": changed})
+            freshness = _wait(lambda: _ids(client) == {"agent:notes", "notes/create_note", "notes/search_notes",
+                                                       "notes/archive_note"})
+            params = client.get(index=INDEX, id="notes/create_note")["_source"]["parameters"]
+            assert {p["name"] for p in params} == {"title", "body", "tags"}
+            print(f"a change searchable after {freshness:.2f} s")  # a figure for the note, never asserted
+
+            _write(spec, {"garbage": True, "tools": []})
+            _wait(lambda: syncer.statuses["notes"].state == "error")
+            assert "mcp source 'notes'" in syncer.statuses["notes"].last_error
+            assert "registry is corrupt" in syncer.statuses["notes"].last_error
+            assert "notes/archive_note" in _ids(client)  # the last good version stays searchable
+
+            _write(spec, {"name": "notes", "tools": NOTES})
+            _wait(lambda: "notes/delete_note" in _ids(client))
+            _wait(lambda: syncer.statuses["notes"].state == "connected")
+        finally:
+            running.cancel()
