@@ -11,7 +11,8 @@ HTTP URL) is followed by one task of :class:`Syncer`:
    ``mcp`` loader, screening, approvals): the record is written to a snapshot file
    ``<data_dir>/live/<name>.json`` whose source label, ``mcp/<name>``, is this server's alone, so a
    re-index prunes only this server's documents and leaves every other source as it was;
-4. **stay connected**: on ``notifications/tools/list_changed`` it lists and indexes that server again.
+4. **stay connected**: on ``notifications/tools/list_changed`` it lists and indexes that server again;
+   a quiet server is pinged every 5 s, so one that died is noticed.
 
 A server that cannot be reached, hangs past its timeout, crashes or answers with something that is not
 a tool list keeps its last good version in the index; the error, naming the source, goes to the
@@ -51,6 +52,8 @@ __all__ = ["SourceStatus", "list_server", "snapshot_path", "status_path", "read_
 
 _MAX_PAGES = 1_000
 _BACKOFF_FIRST, _BACKOFF_MAX = 1.0, 60.0
+#: Seconds between pings of a quiet source (a server that died says nothing).
+_HEARTBEAT = 5.0
 
 SourceState = Literal["connecting", "connected", "error"]
 
@@ -309,7 +312,13 @@ class Syncer:
                 follow.changed = anyio.Event()
                 record = await _listing(source, session, initialised)
                 await self._index(source, record)
-                await follow.changed.wait()
+                while not follow.changed.is_set():
+                    with anyio.move_on_after(_HEARTBEAT):
+                        await follow.changed.wait()
+                    if not follow.changed.is_set():
+                        # A process that died or a connection that dropped says nothing: ask.
+                        with anyio.fail_after(source.timeout):
+                            await session.send_ping()
 
     # --- shared ----------------------------------------------------------------------------------
     async def _index(self, source: McpSource, record: dict[str, Any]) -> None:

@@ -132,5 +132,12 @@ def test_a_followed_server_adding_changing_and_removing_tools_is_reflected_and_a
             _write(spec, {"name": "notes", "tools": NOTES})
             _wait(lambda: "notes/delete_note" in _ids(client))
             _wait(lambda: syncer.statuses["notes"].state == "connected")
+
+            _write(spec, {"crash": True})  # the server process exits, and fails to start again
+            _wait(lambda: syncer.statuses["notes"].state == "error")
+            assert "mcp source 'notes'" in syncer.statuses["notes"].last_error
+            assert "notes/delete_note" in _ids(client)
+            _write(spec, {"name": "notes", "tools": NOTES[:2]})
+            _wait(lambda: "notes/delete_note" not in _ids(client))  # back, and its removal reflected
         finally:
             running.cancel()
