@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -18,16 +17,6 @@ if TYPE_CHECKING:
 
 def _when(epoch: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch)) if epoch else "–"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @click.group(invoke_without_command=True)
@@ -88,12 +77,13 @@ def sync(app: AppContext, once: bool, names: tuple[str, ...], index_alias: str |
 def status(app: AppContext, as_json: bool) -> None:
     """Each source as `toolsift sync` last saw it: connected or not, tools, last change, last error."""
     from toolsift.ingest.live import read_status
+    from toolsift.plugin_scripts.node import pid_alive
 
     settings = app.settings()
     found = read_status(settings)
     if found is None:
         raise click.ClickException("toolsift sync has not run here (no status in the data folder)")
-    running = bool(found.get("running")) and _alive(int(found.get("pid", 0)))
+    running = bool(found.get("running")) and pid_alive(int(found.get("pid", 0)))
     if as_json:
         emit_json({**found, "running": running})
         return

@@ -52,6 +52,7 @@ __all__ = [
     "LocalNode",
     "NodeStatus",
     "ensure_running",
+    "pid_alive",
     "port_in_use",
 ]
 
@@ -464,7 +465,7 @@ class LocalNode:
         self._say(f"waiting up to {timeout:g} s for cluster health yellow ...")
         last: str | None = None
         while True:
-            if not _pid_alive(pid):
+            if not pid_alive(pid):
                 code = _EXIT_CODES.pop(pid, None)
                 self.pid_file.unlink(missing_ok=True)
                 exit_text = f" with exit code {code}" if code is not None else ""
@@ -628,7 +629,7 @@ class LocalNode:
     def _live_pid(self) -> int | None:
         """The pid of this data dir's running node, cleaning a stale pid file on the way."""
         pid = self._read_pid_file().get("pid")
-        if pid is not None and pid > 0 and _pid_alive(pid) and self._is_ours(pid):
+        if pid is not None and pid > 0 and pid_alive(pid) and self._is_ours(pid):
             return pid
         if self.pid_file.exists():
             log.info("removing stale pid file %s (pid %s is not a toolsift node)", self.pid_file, pid)
@@ -636,7 +637,7 @@ class LocalNode:
         # A node of this data dir whose pid file was lost: adopt it rather than report "not running".
         port = self.settings.node_port
         served_by = self._served_by(port)
-        if served_by is not None and _pid_alive(served_by) and self._is_ours(served_by):
+        if served_by is not None and pid_alive(served_by) and self._is_ours(served_by):
             self._write_pid_file(served_by, port)
             return served_by
         return None
@@ -751,7 +752,8 @@ def _flock(path: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` is running (a zombie is not)."""
     if pid <= 0:
         return False
     child = _CHILDREN.get(pid)
@@ -827,7 +829,7 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
 
 def _wait_exit(pid: int, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
-    while _pid_alive(pid):
+    while pid_alive(pid):
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.2)
