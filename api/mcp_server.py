@@ -5,7 +5,11 @@ Three tools, answered by the same :class:`~toolsift.api.service.ToolSearchServic
 
 - ``search_tools`` — the tools for a need, each ready to call (MCP ``Tool`` objects by default);
 - ``recommend_toolset`` — a small, precise set of tools covering every need of a task (PTR);
-- ``get_tool`` — one tool's full definition, by id.
+- ``get_tool`` — one tool's full definition, by id;
+- ``call_tool`` — search, then call: a tool a search returned, called on the live MCP server that
+  hosts it (``mcp_sources``), in the caller's tenant, only while its definition is the approved one,
+  with the arguments checked against its schema first; the server's result or error comes back as is,
+  and the call is recorded as feedback.
 
 Keys: over HTTP every request carries ``Authorization: Bearer <key>`` when keys are configured (the
 SDK's bearer middleware checks it through :class:`KeyVerifier`, so a missing or wrong key is a 401
@@ -164,6 +168,34 @@ def create_mcp_server(
         format: FormatArg = "mcp",
     ) -> dict[str, Any]:
         return await run(lambda svc, who: svc.get_tool(who, tool_id, format))
+
+    @server.tool(description=(
+        "Call a tool a search returned, by its id, on the MCP server that hosts it (for tools of the servers "
+        "toolsift follows live). The arguments are checked against the tool's input schema first; the "
+        "server's result (or its error) comes back as it answered. Pass the search's request_id so the call "
+        "counts as feedback on that search."))
+    async def call_tool(
+        tool_id: Annotated[str, Field(min_length=1, max_length=512, description="The tool's id from a search.")],
+        arguments: Annotated[dict[str, Any] | None, Field(description="The tool's arguments, as its schema asks.")] = None,
+        request_id: Annotated[str | None, Field(max_length=64, description="The request_id of the search that returned it.")] = None,
+    ) -> dict[str, Any]:
+        from toolsift.ingest.live import call_source
+
+        who = _principal(principal)
+        target = (await run(lambda svc, _: {"target": svc.call_target(who, tool_id, arguments or {})}))["target"]
+        try:
+            result = await call_source(target.source, target.name, arguments or {})
+        except ToolsiftError as exc:
+            failure = str(exc)
+            await run(lambda svc, _: {"id": svc.record_call(who, request_id, tool_id, False, failure)})
+            raise ToolError(failure) from None
+        text = "\n".join(str(getattr(c, "text", "")) for c in result.content if getattr(c, "type", "") == "text")
+        recorded = await run(lambda svc, _: {"id": svc.record_call(who, request_id, tool_id, not result.is_error, text)})
+        if result.is_error:
+            raise ToolError(text or f"{target.source.name} answered the call of {target.name!r} with an error")
+        return {"tool_id": tool_id, "server": target.source.name, "request_id": recorded["id"],
+                "content": [c.model_dump(mode="json", exclude_none=True) for c in result.content],
+                "structured_content": result.structured_content}
 
     return server
 

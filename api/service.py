@@ -18,15 +18,16 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from toolsift.access import Principal
-from toolsift.config import MultiNeed, Retriever, RiskyTools, Settings
+from toolsift.config import McpSource, MultiNeed, Retriever, RiskyTools, Settings
 from toolsift.embedding import Embedder
-from toolsift.errors import BadQueryError, NotFoundError
+from toolsift.errors import BadQueryError, ForbiddenError, NotFoundError
+from toolsift.mappings import F
 from toolsift.search.backend import SearchBackend
 from toolsift.search.definitions import TOKENIZER, Fitted, Format, ToolDefinition
 from toolsift.search.feedback import FeedbackStore, ToolOutcome
 from toolsift.search.records import RequestedLevel, SearchRequest, SearchResponse
 
-__all__ = ["Filters", "ToolQuery", "ToolSearchService", "MAX_TOP_K"]
+__all__ = ["Filters", "ToolQuery", "CallTarget", "ToolSearchService", "MAX_TOP_K"]
 
 #: The most tools (or agents) one agent call may ask for.
 MAX_TOP_K = 100
@@ -62,6 +63,15 @@ class ToolQuery:
     instruction: str | None = None
     multi_need: MultiNeed | None = None
     risky: RiskyTools | None = None
+
+
+@dataclass(frozen=True)
+class CallTarget:
+    """Where a call of an indexed tool goes: its live source and the tool's own name there."""
+
+    tool_id: str
+    source: McpSource
+    name: str
 
 
 class ToolSearchService:
@@ -147,6 +157,58 @@ class ToolSearchService:
             raise NotFoundError(f"no tool {unknown[0]!r}")
         stored = self.feedback_store.record(request_id, outcomes, who)
         return {"request_id": request_id, "stored": stored}
+
+    def call_target(self, who: Principal, tool_id: str, arguments: Any) -> CallTarget:
+        """Check a call of ``tool_id`` with ``arguments`` before it is forwarded, and say where it goes.
+
+        The tool must be one ``who`` may see, indexed from a live source (``mcp_sources``), with no
+        changed definition waiting for approval (the server would run the new one), and the arguments
+        must satisfy its input schema.
+
+        Raises:
+            NotFoundError: no such tool, or one ``who``'s tenant may not see.
+            BadQueryError: not from a live source, or arguments that do not fit the schema (the
+                message names the argument).
+            ForbiddenError: a changed definition of the tool waits for approval.
+        """
+        import jsonschema
+
+        from toolsift.ingest.approvals import ApprovalStore
+
+        found = self.backend.tool_sources([tool_id], tenant=who.tenant).get(tool_id)
+        if found is None:
+            raise NotFoundError(f"no tool {tool_id!r}")
+        label = str(found.get(F.source) or "")
+        source = next((s for s in self.settings.mcp_sources if label == f"mcp/{s.name}"), None)
+        if source is None:
+            raise BadQueryError(f"tool {tool_id!r} is not from a live MCP source ({label or 'no source'}): "
+                                "toolsift forwards calls only to the servers in mcp_sources; call it where it is hosted")
+        record = ApprovalStore(self.backend.client, self.settings.index).get([tool_id]).get(tool_id)
+        if record is not None and record.status == "pending":
+            raise ForbiddenError(f"a changed definition of {tool_id!r} waits for approval (`toolsift approvals show "
+                                 f"{tool_id}`); it cannot be called until then")
+        stored = found.get(F.raw)
+        raw: dict[str, Any] = stored if isinstance(stored, dict) else {}
+        if not isinstance(arguments, dict):
+            raise BadQueryError(f"arguments must be an object, got {type(arguments).__name__}")
+        declared = raw.get("inputSchema")
+        schema: dict[str, Any] = declared if isinstance(declared, dict) else {"type": "object"}
+        try:
+            problem = jsonschema.exceptions.best_match(
+                jsonschema.validators.validator_for(schema)(schema).iter_errors(arguments))
+        except jsonschema.exceptions.SchemaError as exc:
+            raise BadQueryError(f"tool {tool_id!r} has an input schema that is not valid JSON Schema "
+                                f"({exc.message}); the call is not forwarded") from None
+        if problem is not None:
+            where = ".".join(["arguments", *(str(p) for p in problem.absolute_path)])
+            raise BadQueryError(f"{where}: {problem.message}")
+        return CallTarget(tool_id, source, str(raw.get("name") or found.get(F.name) or tool_id))
+
+    def record_call(self, who: Principal, request_id: str | None, tool_id: str, success: bool, note: str = "") -> str:
+        """Record a forwarded call as feedback (the ``/v1/feedback`` store); its request id."""
+        request_id = request_id or _request_id()
+        self.feedback(who, request_id, [ToolOutcome(tool_id, called=True, success=success, note=note[:500])])
+        return request_id
 
     # --- answers ----------------------------------------------------------------------------------
     def _deliver(self, who: Principal, ids: Sequence[str], call: ToolQuery) -> Fitted:

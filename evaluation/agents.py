@@ -226,8 +226,8 @@ def run_agent_eval(
     only_alias = f"{alias}-agent-only"
     only_catalog = agent_only_catalog(benchmark.catalog_path, settings.cache_dir / "eval" / f"{only_alias}.json")
     ensure_eval_index(client, settings, embedder, only_alias, only_catalog, "mcp", prune=True)
-    joint = Searcher(client, settings.with_overrides(index=alias), embedder)
-    only = Searcher(client, settings.with_overrides(index=only_alias), embedder)
+    joint = Searcher(client, settings.with_overrides(index=alias), embedder, source="eval")
+    only = Searcher(client, settings.with_overrides(index=only_alias), embedder, source="eval")
     retrievers: dict[tuple[str, str], StepRetriever] = {}
 
     def step_retriever(searcher: Searcher, representation: Representation) -> StepRetriever:

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from toolsift.embedding import Embedder
     from toolsift.ingest.pipeline import IngestReport
 
-__all__ = ["SourceStatus", "list_server", "snapshot_path", "status_path", "read_status",
+__all__ = ["SourceStatus", "list_server", "call_source", "snapshot_path", "status_path", "read_status",
            "index_server", "Syncer"]
 
 _MAX_PAGES = 1_000
@@ -198,6 +198,21 @@ async def list_server(source: McpSource) -> dict[str, Any]:
     try:
         async with _session(source) as (session, initialised):
             return await _listing(source, session, initialised)
+    except Exception as exc:  # noqa: BLE001 - a source's every failure is reported as its own
+        raise _failure(source, exc) from exc
+
+
+async def call_source(source: McpSource, name: str, arguments: Mapping[str, Any]) -> Any:
+    """Call tool ``name`` (the server's own name) on ``source`` with ``arguments``; the SDK's
+    ``CallToolResult`` as the server answered it (an error result included).
+
+    Raises:
+        SourceError: the source could not be reached, hung past ``timeout`` or broke off.
+    """
+    try:
+        async with _session(source) as (session, _):
+            with anyio.fail_after(source.timeout):
+                return await session.call_tool(name, dict(arguments))
     except Exception as exc:  # noqa: BLE001 - a source's every failure is reported as its own
         raise _failure(source, exc) from exc
 

@@ -167,16 +167,21 @@ class StepRetriever:
         searcher: the index, client, embedder and pipelines (Algorithm 1's N from its settings).
         representation: the dense part's vector (``overview``; ``description`` for the reference
             row of the evaluation).
+        remember: keep step rankings across calls (evaluations); False: only within one call.
 
     Raises:
         IndexMismatchError: at construction, when the index predates the ``overview`` field.
     """
 
-    def __init__(self, searcher: StepSource, *, representation: Representation = "overview") -> None:
+    def __init__(self, searcher: StepSource, *, representation: Representation = "overview",
+                 remember: bool = True) -> None:
         from toolsift.mappings.index import IndexManager
 
         self.searcher = searcher
         self.representation = representation
+        #: Keep step rankings across calls (an evaluation over a fixed index); a service serving a live
+        #: index must not, or a tool indexed after the first ranking of a text would never appear.
+        self.remember = remember
         manager = IndexManager(searcher.client, searcher.settings.index)
         if not manager.is_current_schema(searcher.index):
             raise IndexMismatchError(
@@ -195,7 +200,8 @@ class StepRetriever:
         """Each text's :class:`StepRanking` (all owners within the top N) within ``scope``, in order."""
         timings = timings if timings is not None else {}
         key = scope.key()
-        missing = [t for t in dict.fromkeys(texts) if (retriever, key, t) not in self._memo]
+        memo = self._memo if self.remember else {}
+        missing = [t for t in dict.fromkeys(texts) if (retriever, key, t) not in memo]
         vectors: dict[str, list[float]] = {}
         if missing and "dense" in kinds_for(retriever):
             if self.searcher.embedder is None:
@@ -205,13 +211,13 @@ class StepRetriever:
             timings["encode"] = timings.get("encode", 0.0) + (time.perf_counter() - t0) * 1000
             vectors = {t: matrix[i].tolist() for i, t in enumerate(missing)}
         t0 = time.perf_counter()
-        found = {t: self._memo[(retriever, key, t)] for t in texts if (retriever, key, t) in self._memo}
+        found = {t: memo[(retriever, key, t)] for t in texts if (retriever, key, t) in memo}
         ranked = self._entities(missing, vectors, retriever, scope) if missing else []
         for text, entities in zip(missing, ranked):
             agents = aggregate_to_agents(entities, top_n=self.top_n, top_k=self.top_n, names=self.searcher.agent_names(entities))
-            found[text] = self._memo[(retriever, key, text)] = StepRanking(text, tuple(entities), tuple(agents))
-            if len(self._memo) > MEMO_SIZE:  # oldest first: dicts keep insertion order
-                del self._memo[next(iter(self._memo))]
+            found[text] = memo[(retriever, key, text)] = StepRanking(text, tuple(entities), tuple(agents))
+            if len(memo) > MEMO_SIZE:  # oldest first: dicts keep insertion order
+                del memo[next(iter(memo))]
         if missing:
             timings["candidates"] = timings.get("candidates", 0.0) + (time.perf_counter() - t0) * 1000
         return [found[t] for t in texts]

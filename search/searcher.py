@@ -56,7 +56,8 @@ class Searcher:
         ranking: the ranking service the multi-field path calls; default: the ranker service at
             ``ranker_url`` (with its first-stage fallback) when set, else in-process
             :class:`RankingPipeline` over ``ranker`` plus the ``reranker`` setting's model.
-        source: who searches (``cli``, ``api``, ``ui``), recorded in the query log when the
+        source: who searches (``cli``, ``api``, ``ui``, ``eval``: only an evaluation, over an index
+            that does not change, keeps step rankings across searches), recorded in the query log when the
             ``query_log`` setting is on.
 
     Raises:
@@ -102,6 +103,7 @@ class Searcher:
         self._steps: StepRetriever | None = None
         self._holds_servers: bool | None = None
         #: Where searches are recorded (the ``query_log`` setting); None: not logged.
+        self.source = source
         self.query_log: QueryLog | None = QueryLog.open(client, settings, source=source) if settings.query_log else None
 
     @property
@@ -329,7 +331,7 @@ class Searcher:
     def steps(self) -> StepRetriever:
         """The step-wise joint retriever of this index (agent level), created on first use."""
         if self._steps is None:
-            self._steps = StepRetriever(self)
+            self._steps = StepRetriever(self, remember=self.source == "eval")
         return self._steps
 
     def _check_kinds(self, retriever: Retriever) -> None:

@@ -105,7 +105,7 @@ def test_over_stdio_an_agent_lists_the_three_tools_and_finds_a_tool_in_its_tenan
 
     listed, found, one, toolset = anyio.run(exchange)
 
-    assert {t.name for t in listed.tools} == {"search_tools", "recommend_toolset", "get_tool"}
+    assert {t.name for t in listed.tools} == {"search_tools", "recommend_toolset", "get_tool", "call_tool"}
     assert all(len(t.description) > 60 for t in listed.tools)  # each says when to use it
     assert found["tools"] and found["format"] == "mcp"
     assert all("inputSchema" in t["definition"] for t in found["tools"])
@@ -144,7 +144,7 @@ def test_over_http_each_key_searches_in_its_own_tenant(http_server: str, tenant_
     for key, tenant in (("acme", "acme"), ("globex", "globex")):
         listed, found = anyio.run(exchange, key)
         ids = {t["id"] for t in found["tools"]}
-        assert {t.name for t in listed.tools} == {"search_tools", "recommend_toolset", "get_tool"}
+        assert {t.name for t in listed.tools} == {"search_tools", "recommend_toolset", "get_tool", "call_tool"}
         assert ids and not ids & tenant_catalog.foreign(tenant)
         assert all(t["definition"]["type"] == "function" for t in found["tools"])
 

@@ -5,7 +5,8 @@
 ``tools/list`` page by default. It re-reads SPEC every 0.1 s; when the file changes it serves the new
 tools and sends ``notifications/tools/list_changed``. A SPEC holding ``{"crash": true}`` makes it exit
 at once (and fail to start while it says so); ``{"hang": true}`` makes it stop answering ``tools/list``; ``{"garbage": true}`` makes it answer
-``tools/list`` with an error. Tests write SPEC to add, change and remove tools while toolsift syncs.
+``tools/list`` with an error. A call of any tool answers with its name and arguments as JSON (a tool
+named ``fail`` answers with an error result). Tests write SPEC to add, change and remove tools while toolsift syncs.
 """
 
 from __future__ import annotations
@@ -52,6 +53,14 @@ async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> t
     return types.ListToolsResult(tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None)
 
 
+async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    """Echo the call: ``{"tool", "arguments", "calls"}``; a tool named ``fail`` answers with an error."""
+    state["calls"] = int(state.get("calls", 0)) + 1
+    answer = json.dumps({"tool": params.name, "arguments": params.arguments or {}, "calls": state["calls"]})
+    return types.CallToolResult(content=[types.TextContent(type="text", text=answer)],
+                                is_error=params.name == "fail")
+
+
 async def watch() -> None:
     last = SPEC.stat().st_mtime_ns if SPEC.exists() else 0
     while True:
@@ -73,7 +82,7 @@ async def watch() -> None:
 async def main() -> None:
     if state["spec"].get("crash"):
         sys.exit(3)
-    server = Server(name=str(state["spec"].get("name", "changing")), on_list_tools=list_tools)
+    server = Server(name=str(state["spec"].get("name", "changing")), on_list_tools=list_tools, on_call_tool=call_tool)
     options = server.create_initialization_options(notification_options=NotificationOptions(tools_changed=True))
     async with stdio_server() as (read, write), anyio.create_task_group() as group:
         group.start_soon(watch)
