@@ -1,4 +1,4 @@
-"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``, ``bench prompts``, ``bench outage``."""
+"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``, ``bench prompts``, ``bench outage``, ``bench freshness``."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ def bench() -> None:
     """Benchmarks: ingest throughput and search latency (`bench [latency] DATASET_DIR`), the ranker
     service's failover drill (`bench failover`), reranking cost (`bench rerank`) and the ingest screen's
     precision and recall on hostile tool text (`bench screen`), hostile tool text against toolsift's own LLM
-    prompts (`bench prompts`) and an OpenSearch crash (`bench outage`)."""
+    prompts (`bench prompts`), an OpenSearch crash (`bench outage`) and live-catalog freshness
+    (`bench freshness`)."""
 
 
 @bench.command(_DEFAULT)
@@ -355,6 +356,52 @@ def prompts(app: AppContext, injection_set: Path | None, use_llm: bool, limit: i
          rew["answers_carrying_hostile_text"], f"{rew['refused']} ({rew['benign_refused']})",
          rew["queries_holding_malicious_tool_text"]]]))
     out = json_out or Path("bench-prompts.json")
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("freshness")
+@click.argument("catalog", type=click.Path(exists=True, path_type=Path))
+@click.option("--tools", type=click.IntRange(1, 5000), default=500, show_default=True,
+              help="Tools the live server serves (the catalog's first N).")
+@click.option("--changes", type=click.IntRange(1, 1000), default=20, show_default=True,
+              help="One-tool changes to time.")
+@click.option("--searchers", type=click.IntRange(0, 16), default=2, show_default=True,
+              help="Threads searching the index throughout (their latency while a change syncs vs otherwise).")
+@json_file_option("Write the figures here (default: bench-freshness.json).")
+@pass_app
+def freshness(app: AppContext, catalog: Path, tools: int, changes: int, searchers: int, json_out: Path | None) -> None:
+    """From a change on a live MCP server to the new definition being searchable (`toolsift sync`).
+
+    A real MCP server (stdio) serves the first TOOLS tools of CATALOG (a catalog file, or a dataset
+    folder holding tools.json) as one server, followed into a scratch index as `toolsift sync` follows
+    it. CHANGES times one tool's description changes; the time from the change to a search finding the
+    new text is the freshness (p50 / p95 / max; the target is p95 <= 5 s). Searches run throughout:
+    their latency while a change syncs against their latency otherwise.
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.freshness import run_freshness_bench
+
+    if catalog.is_dir():
+        catalog = catalog / "tools.json"
+    settings = app.settings()
+    figures = run_freshness_bench(app.client(), settings, load_embedder(settings), catalog, tools=tools,
+                                  changes=changes, searchers=searchers)
+    f = figures["freshness_s"]
+    click.echo(f"live server of {figures['tools']} tools, {figures['changes']} one-tool changes, "
+               f"embeddings on {figures['device']}")
+    click.echo(table(["freshness (s)", "n", "p50", "p95", "max", "target p95", "met"], [
+        ["change -> searchable", f["n"], f.get("p50"), f.get("p95"), f.get("max"), figures["target_p95_s"],
+         "yes" if figures["target_met"] else "no"],
+        ["of which the ingest", figures["sync_ingest_s"].get("n"), figures["sync_ingest_s"].get("p50"),
+         figures["sync_ingest_s"].get("p95"), figures["sync_ingest_s"].get("max"), "", ""],
+    ]))
+    click.echo(table(["search (ms)", "n", "p50", "p95", "max"], [
+        [name, row.get("n"), row.get("p50"), row.get("p95"), row.get("max")]
+        for name, row in (("while a change syncs", figures["search_ms_while_syncing"]),
+                          ("otherwise", figures["search_ms_otherwise"]))
+    ]))
+    out = json_out or Path("bench-freshness.json")
     write_json(out, figures)
     click.echo(f"wrote {out}", err=True)
 

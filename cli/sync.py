@@ -95,3 +95,37 @@ def status(app: AppContext, as_json: bool) -> None:
         for s in found.get("sources", [])
     ]
     click.echo(safe_lines(table(["source", "transport", "state", "tools", "last change", "changes", "last error"], rows)))
+
+
+@sync.command("versions")
+@click.argument("tool_id", required=False)
+@click.option("--source", "source_name", help="Every recorded tool of this source (default: every source).")
+@index_option("The index the sources are kept in (default: the configured one).")
+@json_flag("Print the records as JSON (with each definition).")
+@pass_app
+def versions(app: AppContext, tool_id: str | None, source_name: str | None, index_alias: str | None, as_json: bool) -> None:
+    """The definitions live sources have served: TOOL_ID's history, or every tool's records.
+
+    Each record is one definition (by content hash) with when a listing first held it and, once it
+    stopped being current, when it was last seen: `superseded` by a newer definition, or `deprecated`
+    (the server no longer lists the tool; search dropped it, and the record goes after
+    `deprecation_grace_days`).
+    """
+    from toolsift.ingest.versions import VersionStore
+
+    settings = app.settings(index=index_alias)
+    store = VersionStore(app.client(), settings.index)
+    if tool_id:
+        records = store.history(tool_id)
+    else:
+        names = [source_name] if source_name else [s.name for s in settings.mcp_sources]
+        records = sorted((r for name in names for r in store.of_source(f"mcp/{name}")),
+                         key=lambda r: (r.doc_id, r.first_seen or ""))
+    if as_json:
+        emit_json([{"id": r.doc_id, "source": r.source, "hash": r.hash, "status": r.status, "first_seen": r.first_seen,
+                    "last_seen": r.last_seen, "definition": r.definition} for r in records])
+        return
+    if not records:
+        raise click.ClickException(f"no versions recorded{' for ' + repr(tool_id) if tool_id else ''}")
+    click.echo(safe_lines(table(["id", "status", "hash", "first seen", "last seen"], [
+        [r.doc_id, r.status, r.hash[:12], (r.first_seen or "")[:19], (r.last_seen or "–")[:19]] for r in records])))

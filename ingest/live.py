@@ -12,7 +12,10 @@ HTTP URL) is followed by one task of :class:`Syncer`:
    ``<data_dir>/live/<name>.json`` whose source label, ``mcp/<name>``, is this server's alone, so a
    re-index prunes only this server's documents and leaves every other source as it was;
 4. **stay connected**: on ``notifications/tools/list_changed`` it lists and indexes that server again;
-   a quiet server is pinged every 5 s, so one that died is noticed.
+   a quiet server is pinged every 5 s, so one that died is noticed;
+5. **keep versions**: every listing is observed by :class:`~toolsift.ingest.versions.VersionStore`
+   (each definition's hash, first and last seen; tools the server dropped are deprecated — gone from
+   search at once, their record pruned after ``deprecation_grace_days``).
 
 A server that cannot be reached, hangs past its timeout, crashes or answers with something that is not
 a tool list keeps its last good version in the index; the error, naming the source, goes to the
@@ -348,11 +351,24 @@ class Syncer:
                 except ToolsiftError as exc:
                     self._error(source, SourceError(f"mcp source {source.name!r} could not be indexed: {exc}"))
                     return
+                try:
+                    await anyio.to_thread.run_sync(self._observe, source, record)
+                except ToolsiftError as exc:
+                    self._error(source, SourceError(f"mcp source {source.name!r}: its versions were not recorded: {exc}"))
             if self.on_indexed is not None:
                 self.on_indexed(source.name, report)
             status.changes += status.version != ""
             status.changed_at = now
         self._set(source, state="connected", tools=len(record["tools"]), version=version, listed_at=now)
+
+    def _observe(self, source: McpSource, record: Mapping[str, Any]) -> None:
+        """Record the listing's definitions in the versions index (new, changed, deprecated, pruned)."""
+        from toolsift.ingest.loaders.mcp import tool_id_for
+        from toolsift.ingest.versions import VersionStore
+
+        definitions = {tool_id_for(source.name, str(tool["name"])): tool for tool in record["tools"]}
+        VersionStore(self.client, self.settings.index).observe(
+            f"mcp/{source.name}", definitions, grace_days=self.settings.deprecation_grace_days)
 
     def _error(self, source: McpSource, exc: SourceError) -> None:
         self._set(source, state="error", last_error=str(exc), error_at=time.time())

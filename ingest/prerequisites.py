@@ -81,6 +81,7 @@ def _named(tool: ToolFacts, siblings: Sequence[ToolFacts]) -> list[str]:
     return [
         s.tool_id for s in siblings
         if s is not tool and len(s.name) >= _MIN_NAME_CHARS
+        and s.name in tool.parameter_text  # a plain substring test first: a server's siblings are many
         and re.search(rf"(?<![\w-]){re.escape(s.name)}(?![\w-])", tool.parameter_text)
     ]
 

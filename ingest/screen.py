@@ -32,6 +32,7 @@ precision and recall on the injection set are a benchmark figure (``toolsift ben
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -379,13 +380,20 @@ def _split_payloads(tools: Sequence[ScreenedTool], alone: Mapping[str, list[Find
     return out
 
 
+@functools.lru_cache(maxsize=20_000)
+def _screened_alone(texts: tuple[str, ...]) -> tuple[Finding, ...]:
+    """:func:`screen_tool_texts` of one tool, remembered by its texts: a live source re-screens a whole
+    server on every change, and all but the changed tool read the same."""
+    return tuple(screen_tool_texts(texts))
+
+
 def screen_catalog(tools: Sequence[ScreenedTool]) -> dict[str, tuple[str, ...]]:
     """Every tool's reasons (``<kind>: <what>``, in :data:`RISK_KINDS` order); tools with none are left out.
 
     Shadowing looks at the names of the other servers' tools; split payloads at the descriptions of
     each server's tools in catalog order.
     """
-    alone = {tool.tool_id: screen_tool_texts(tool.texts) for tool in tools}
+    alone = {tool.tool_id: list(_screened_alone(tool.texts)) for tool in tools}
     names_by_server: dict[str | None, set[str]] = {}
     for tool in tools:
         names_by_server.setdefault(tool.agent_id, set()).add(tool.name.lower())

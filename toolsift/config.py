@@ -298,6 +298,11 @@ class Settings(BaseSettings):
         "command or url, headers, env, tenants, approval, timeout).",
     )
 
+    deprecation_grace_days: float = Field(
+        7.0, ge=0, description="Days a live source's tool that its server stopped listing stays in the versions "
+        "record (`toolsift sync versions`) before it is pruned; search drops it at once.",
+    )
+
     @field_validator("mcp_sources")
     @classmethod
     def _distinct_sources(cls, value: list[McpSource]) -> list[McpSource]:

@@ -1,6 +1,6 @@
 """Live catalogs: a running MCP server kept in the index by ``toolsift sync``.
 
-The server is real (``tests/resources/mcp/changing_server.py``: the official SDK's low-level server over
+The server is real (``toolsift.evaluation.changing_server``: the official SDK's low-level server over
 stdio, two tools per ``tools/list`` page) and changes its tools at run time when the test rewrites its
 spec file, announcing each change with ``notifications/tools/list_changed``. toolsift's client is the
 SDK's; the index is on the real node.
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.integration
 
 INDEX = "toolsift-livetest-catalog"
 TOOLSIFT = str(Path(sys.executable).with_name("toolsift"))
-SERVER = Path(__file__).resolve().parents[1] / "resources" / "mcp" / "changing_server.py"
+SERVER = [sys.executable, "-m", "toolsift.evaluation.changing_server"]
 
 
 def _tool(name: str, description: str, *params: str) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def live(client: Any, base_settings: Any, tmp_path: Path) -> Iterator[tuple[Any,
 
     spec = tmp_path / "spec.json"
     _write(spec, {"name": "notes", "tools": NOTES})
-    source = McpSource(name="notes", command=[sys.executable, str(SERVER), str(spec)], timeout=10)
+    source = McpSource(name="notes", command=[*SERVER, str(spec)], timeout=10)
     settings = base_settings.with_overrides(index=INDEX, data_dir=tmp_path / "data", mcp_sources=[source],
                                             query_log=False)
     client.indices.delete(index=f"{INDEX}*", ignore_unavailable=True, expand_wildcards="all")
@@ -106,6 +106,7 @@ def test_a_followed_server_adding_changing_and_removing_tools_is_reflected_and_a
     from anyio.from_thread import start_blocking_portal
 
     from toolsift.ingest.live import Syncer
+    from toolsift.ingest.versions import VersionStore
 
     settings, spec = live
     syncer = Syncer(client, settings.with_overrides(default_approval="off"), embedder)
@@ -122,6 +123,9 @@ def test_a_followed_server_adding_changing_and_removing_tools_is_reflected_and_a
             params = client.get(index=INDEX, id="notes/create_note")["_source"]["parameters"]
             assert {p["name"] for p in params} == {"title", "body", "tags"}
             print(f"a change searchable after {freshness:.2f} s")  # a figure for the note, never asserted
+            store = VersionStore(client, INDEX)  # the dropped tool is deprecated, the changed one superseded
+            _wait(lambda: [v.status for v in store.history("notes/delete_note")] == ["deprecated"])
+            assert sorted(v.status for v in store.history("notes/create_note")) == ["current", "superseded"]
 
             _write(spec, {"garbage": True, "tools": []})
             _wait(lambda: syncer.statuses["notes"].state == "error")
@@ -227,3 +231,57 @@ command = {json.dumps(settings.mcp_sources[0].command)}
     stored = client.search(index=feedback_index, body={"query": {"match_all": {}}})["hits"]["hits"]
     assert any(hit["_source"].get("request_id") == seen["request_id"] for hit in stored), stored
     client.indices.delete(index=feedback_index, ignore_unavailable=True)
+
+
+def test_versions_keep_each_definition_deprecate_dropped_tools_and_prune_them_after_the_grace_period(
+        client: Any) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from toolsift.ingest.versions import VersionStore
+
+    client.indices.delete(index=f"{INDEX}-versions", ignore_unavailable=True)
+    store = VersionStore(client, INDEX)
+    first, later = NOTES[0], _tool("create_note", "Create a note with tags.", "title", "tags")
+    day = timedelta(days=1)
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+    seen = store.observe("mcp/notes", {"notes/create_note": first, "notes/delete_note": NOTES[2]}, grace_days=7, now=t0)
+    assert (set(seen.new), seen.changed, seen.deprecated) == ({"notes/create_note", "notes/delete_note"}, (), ())
+
+    seen = store.observe("mcp/notes", {"notes/create_note": later}, grace_days=7, now=t0 + day)
+    assert (seen.new, seen.changed, seen.deprecated) == ((), ("notes/create_note",), ("notes/delete_note",))
+    history = store.history("notes/create_note")
+    assert [(v.status, v.definition["description"]) for v in history] == [
+        ("superseded", first["description"]), ("current", later["description"])]
+    assert history[0].last_seen is not None and history[0].last_seen.startswith("2026-01-02")
+    (dropped,) = store.history("notes/delete_note")
+    assert dropped.status == "deprecated" and dropped.first_seen.startswith("2026-01-01")
+
+    seen = store.observe("mcp/notes", {"notes/create_note": later, "notes/delete_note": NOTES[2]}, grace_days=7,
+                         now=t0 + 2 * day)
+    (back,) = store.history("notes/delete_note")
+    assert seen.new == ("notes/delete_note",) and back.status == "current" and back.first_seen.startswith("2026-01-01")
+
+    seen = store.observe("mcp/notes", {"notes/create_note": later}, grace_days=7, now=t0 + 20 * day)
+    assert seen.deprecated == ("notes/delete_note",) and seen.pruned == 1  # the superseded first definition
+    seen = store.observe("mcp/notes", {"notes/create_note": later}, grace_days=7, now=t0 + 30 * day)
+    assert seen.pruned == 1 and store.history("notes/delete_note") == []
+    client.indices.delete(index=f"{INDEX}-versions", ignore_unavailable=True)
+
+
+def test_bench_freshness_times_one_tool_changes_on_a_live_server_and_searches_throughout(
+        base_settings: Any, datasets: Path, tmp_path: Path) -> None:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")},
+           "TOOLSIFT_OPENSEARCH_URL": base_settings.effective_url, "TOOLSIFT_QUERY_LOG": "false",
+           "TOOLSIFT_DATA_DIR": str(tmp_path / "data")}
+    out = tmp_path / "freshness.json"
+
+    done = subprocess.run([TOOLSIFT, "bench", "freshness", str(datasets / "livemcpbench"), "--tools", "30",
+                           "--changes", "3", "--searchers", "1", "--json", str(out)],
+                          env=env, capture_output=True, text=True, timeout=600)
+
+    assert done.returncode == 0, done.stderr
+    assert "change -> searchable" in done.stdout and "while a change syncs" in done.stdout
+    figures = json.loads(out.read_text(encoding="utf-8"))
+    assert figures["tools"] == 30 and figures["freshness_s"]["n"] == 3  # every change became searchable
+    assert figures["search_ms_otherwise"]["n"] > 0 and figures["search_errors"] == 0

@@ -18,6 +18,8 @@ COMMANDS = ["approvals", "bench", "cache", "dashboards", "demo", "eval", "histor
 SUBCOMMANDS = [
     ["history", "load"],
     ["sync", "status"],
+    ["sync", "versions"],
+    ["bench", "freshness"],
     ["bench", "prompts"],
     ["history", "show"],
     ["node", "install"],
