@@ -1,8 +1,10 @@
 """A real MCP server whose tools change at run time: the live source of ``toolsift bench freshness`` and
 of the live-catalog tests.
 
-``python -m toolsift.evaluation.changing_server SPEC`` serves, over stdio with the official SDK's
-low-level server, the tools listed in the JSON file SPEC::
+``python -m toolsift.evaluation.changing_server SPEC [--http PORT [--token T]]`` serves, with the
+official SDK's low-level server, over stdio (or streamable HTTP at ``http://127.0.0.1:PORT/mcp``,
+answering only requests bearing ``Authorization: Bearer T`` when a token is given), the tools listed
+in the JSON file SPEC::
 
     {"name": "notes", "page_size": 2, "tools": [{"name": ..., "description": ..., "inputSchema": {...}}]}
 
@@ -42,7 +44,21 @@ def _mtime(spec: Path) -> int:
         return 0
 
 
-async def _serve(spec: Path) -> None:
+def _bearer(app: Any, token: str) -> Any:
+    """``app`` answering 401 to an HTTP request without ``Authorization: Bearer <token>``."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": b"missing or wrong bearer token"})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def _serve(spec: Path, port: int | None = None, token: str | None = None) -> None:
     import mcp_types as types
     from mcp.server.lowlevel import NotificationOptions, Server
     from mcp.server.stdio import stdio_server
@@ -94,17 +110,32 @@ async def _serve(spec: Path) -> None:
 
     server = Server(name=str(state["spec"].get("name", "changing")), on_list_tools=list_tools, on_call_tool=call_tool)
     options = server.create_initialization_options(notification_options=NotificationOptions(tools_changed=True))
-    async with stdio_server() as (read, write), anyio.create_task_group() as group:
+    if port is None:
+        async with stdio_server() as (read, write), anyio.create_task_group() as group:
+            group.start_soon(watch)
+            await server.run(read, write, options)
+            group.cancel_scope.cancel()
+        return
+    import uvicorn
+
+    app = server.streamable_http_app()
+    web = uvicorn.Server(uvicorn.Config(_bearer(app, token) if token else app, host="127.0.0.1", port=port,
+                                        log_level="warning"))
+    async with anyio.create_task_group() as group:
         group.start_soon(watch)
-        await server.run(read, write, options)
+        await web.serve()
         group.cancel_scope.cancel()
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        raise SystemExit("usage: python -m toolsift.evaluation.changing_server SPEC")
-    anyio.run(_serve, Path(args[0]))
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m toolsift.evaluation.changing_server")
+    parser.add_argument("spec", type=Path)
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port, not stdio")
+    parser.add_argument("--token", help="with --http: the bearer token every request must carry")
+    args = parser.parse_args(argv)
+    anyio.run(_serve, args.spec, args.http, args.token)
 
 
 if __name__ == "__main__":

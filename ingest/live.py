@@ -125,9 +125,12 @@ def _write_json(path: Path, value: Any) -> None:
 
 
 @asynccontextmanager
-async def _session(source: McpSource, on_message: Callable[[Any], Any] | None = None
-                   ) -> AsyncIterator[tuple[ClientSession, Any]]:
-    """An initialised client session with the source, and its initialisation result."""
+async def _session(source: McpSource, on_message: Callable[[Any], Any] | None = None,
+                   http_errors: list[int] | None = None) -> AsyncIterator[tuple[ClientSession, Any]]:
+    """An initialised client session with the source, and its initialisation result.
+
+    ``http_errors`` collects the HTTP error statuses a streamable HTTP source answered (the SDK turns
+    them into a bare "error response"; :func:`_failure` names them)."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import get_default_environment, stdio_client
     from mcp.client.streamable_http import streamable_http_client
@@ -144,7 +147,14 @@ async def _session(source: McpSource, on_message: Callable[[Any], Any] | None = 
     else:
         assert source.url is not None
         headers = {key: value.get_secret_value() for key, value in source.headers.items()}
-        transport = streamable_http_client(source.url, http_client=create_mcp_http_client(headers=headers))
+        http = create_mcp_http_client(headers=headers)
+
+        async def note_error(response: Any) -> None:
+            if response.status_code >= 400 and http_errors is not None:
+                http_errors.append(int(response.status_code))
+
+        http.event_hooks["response"].append(note_error)
+        transport = streamable_http_client(source.url, http_client=http)
     async with transport as streams, ClientSession(streams[0], streams[1], message_handler=handler) as session:
         with anyio.fail_after(source.timeout):
             initialised = await session.initialize()
@@ -179,16 +189,24 @@ async def _listing(source: McpSource, session: ClientSession, initialised: Any) 
     return {"name": source.name, "description": str(description), "tools": tools}
 
 
-def _failure(source: McpSource, exc: BaseException) -> SourceError:
-    """Any failure of a listing as a :class:`SourceError` naming the source."""
+_HTTP_HINTS = {401: "the source refused its credentials: check its headers (token)",
+               403: "the source refused access: check its headers (token) and permissions"}
+
+
+def _failure(source: McpSource, exc: BaseException, http_errors: Sequence[int] = ()) -> SourceError:
+    """Any failure of a listing as a :class:`SourceError` naming the source (and the HTTP status a
+    streamable HTTP source answered with, when it answered with one)."""
     if isinstance(exc, SourceError):
         return exc
     if isinstance(exc, TimeoutError):
         return SourceError(f"mcp source {source.name!r} did not answer within {source.timeout:g} s")
     if isinstance(exc, BaseExceptionGroup):
         first = exc.exceptions[0] if exc.exceptions else exc
-        return _failure(source, first)
+        return _failure(source, first, http_errors)
     detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    if http_errors:
+        status = http_errors[-1]
+        detail = f"HTTP {status}: {_HTTP_HINTS.get(status, detail)}"
     return SourceError(f"mcp source {source.name!r}: {detail}")
 
 
@@ -198,11 +216,12 @@ async def list_server(source: McpSource) -> dict[str, Any]:
     Raises:
         SourceError: unreachable, hung past ``timeout``, crashed, or answered with no tool list.
     """
+    http_errors: list[int] = []
     try:
-        async with _session(source) as (session, initialised):
+        async with _session(source, http_errors=http_errors) as (session, initialised):
             return await _listing(source, session, initialised)
     except Exception as exc:  # noqa: BLE001 - a source's every failure is reported as its own
-        raise _failure(source, exc) from exc
+        raise _failure(source, exc, http_errors) from exc
 
 
 async def call_source(source: McpSource, name: str, arguments: Mapping[str, Any]) -> Any:
@@ -212,12 +231,13 @@ async def call_source(source: McpSource, name: str, arguments: Mapping[str, Any]
     Raises:
         SourceError: the source could not be reached, hung past ``timeout`` or broke off.
     """
+    http_errors: list[int] = []
     try:
-        async with _session(source) as (session, _):
+        async with _session(source, http_errors=http_errors) as (session, _):
             with anyio.fail_after(source.timeout):
                 return await session.call_tool(name, dict(arguments))
     except Exception as exc:  # noqa: BLE001 - a source's every failure is reported as its own
-        raise _failure(source, exc) from exc
+        raise _failure(source, exc, http_errors) from exc
 
 
 def _digest(record: Mapping[str, Any]) -> str:
@@ -245,6 +265,7 @@ class _Follow:
     source: McpSource
     status: SourceStatus
     changed: anyio.Event = field(default_factory=anyio.Event)
+    http_errors: list[int] = field(default_factory=list)
 
 
 class Syncer:
@@ -304,7 +325,7 @@ class Syncer:
             try:
                 await self._connected(follow)
             except Exception as exc:  # noqa: BLE001 - reported, then retried with backoff
-                self._error(source, _failure(source, exc))
+                self._error(source, _failure(source, exc, follow.http_errors))
             else:
                 self._error(source, SourceError(f"mcp source {source.name!r} closed the connection"))
             if follow.status.listed_at is not None and time.time() - follow.status.listed_at < 1:
@@ -325,7 +346,7 @@ class Syncer:
                 follow.changed.set()  # a broken transport: the next listing fails and says why
 
         self._set(source, state="connecting")
-        async with _session(source, on_message) as (session, initialised):
+        async with _session(source, on_message, follow.http_errors) as (session, initialised):
             while True:
                 follow.changed = anyio.Event()
                 record = await _listing(source, session, initialised)

@@ -285,3 +285,47 @@ def test_bench_freshness_times_one_tool_changes_on_a_live_server_and_searches_th
     figures = json.loads(out.read_text(encoding="utf-8"))
     assert figures["tools"] == 30 and figures["freshness_s"]["n"] == 3  # every change became searchable
     assert figures["search_ms_otherwise"]["n"] > 0 and figures["search_errors"] == 0
+
+
+def test_a_streamable_http_source_is_synced_with_its_bearer_token_and_a_wrong_token_is_an_error_naming_it(
+        client: Any, base_settings: Any, embedder: Any, tmp_path: Path) -> None:
+    import socket
+
+    import anyio
+
+    from toolsift.config import McpSource
+    from toolsift.ingest.live import Syncer
+
+    spec = tmp_path / "spec.json"
+    _write(spec, {"name": "notes", "tools": NOTES})
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([*SERVER, str(spec), "--http", str(port), "--token", "s3cret"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/mcp"
+    sources = [McpSource(name="web-notes", url=url, headers={"Authorization": "Bearer s3cret"}, timeout=10),
+               McpSource(name="web-wrong", url=url, headers={"Authorization": "Bearer nope"}, timeout=10)]
+    settings = base_settings.with_overrides(index=INDEX, data_dir=tmp_path / "data", mcp_sources=sources, query_log=False)
+    client.indices.delete(index=f"{INDEX}*", ignore_unavailable=True, expand_wildcards="all")
+    try:
+        def accepting() -> bool:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    return True
+            except OSError:
+                return False
+
+        _wait(accepting, timeout=60)
+        statuses = anyio.run(Syncer(client, settings, embedder).sync_once)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    good, wrong = statuses["web-notes"], statuses["web-wrong"]
+    assert (good.state, good.tools, good.transport) == ("connected", 3, "http")
+    assert wrong.state == "error" and wrong.last_error.startswith("mcp source 'web-wrong'"), wrong.last_error
+    assert "401" in wrong.last_error, wrong.last_error
+    assert "web-notes/create_note" in _ids(client) and not any(i.startswith("web-wrong/") for i in _ids(client))
+    assert "s3cret" not in repr(sources[0])  # the token is a secret: never in a repr, a log or the status
+    client.indices.delete(index=f"{INDEX}*", ignore_unavailable=True, expand_wildcards="all")
