@@ -62,7 +62,7 @@ def live(client: Any, base_settings: Any, tmp_path: Path) -> Iterator[tuple[Any,
 
     spec = tmp_path / "spec.json"
     _write(spec, {"name": "notes", "tools": NOTES})
-    source = McpSource(name="notes", command=[*SERVER, str(spec)], timeout=10)
+    source = McpSource(name="notes", command=[*SERVER, str(spec)], timeout=5)
     settings = base_settings.with_overrides(index=INDEX, data_dir=tmp_path / "data", mcp_sources=[source],
                                             query_log=False)
     client.indices.delete(index=f"{INDEX}*", ignore_unavailable=True, expand_wildcards="all")
@@ -135,6 +135,13 @@ def test_a_followed_server_adding_changing_and_removing_tools_is_reflected_and_a
 
             _write(spec, {"name": "notes", "tools": NOTES})
             _wait(lambda: "notes/delete_note" in _ids(client))
+            _wait(lambda: syncer.statuses["notes"].state == "connected")
+
+            _write(spec, {"hang": True, "tools": []})  # tools/list never answers: the source's timeout
+            _wait(lambda: syncer.statuses["notes"].state == "error"
+                  and "did not answer within" in syncer.statuses["notes"].last_error)
+            assert "notes/delete_note" in _ids(client)
+            _write(spec, {"name": "notes", "tools": NOTES})
             _wait(lambda: syncer.statuses["notes"].state == "connected")
 
             _write(spec, {"crash": True})  # the server process exits, and fails to start again
@@ -287,7 +294,7 @@ def test_bench_freshness_times_one_tool_changes_on_a_live_server_and_searches_th
     assert figures["search_ms_otherwise"]["n"] > 0 and figures["search_errors"] == 0
 
 
-def test_a_streamable_http_source_is_synced_with_its_bearer_token_and_a_wrong_token_is_an_error_naming_it(
+def test_a_streamable_http_source_is_synced_for_its_tenant_with_its_token_and_a_wrong_token_or_no_server_is_an_error_naming_it(
         client: Any, base_settings: Any, embedder: Any, tmp_path: Path) -> None:
     import socket
 
@@ -304,8 +311,13 @@ def test_a_streamable_http_source_is_synced_with_its_bearer_token_and_a_wrong_to
     server = subprocess.Popen([*SERVER, str(spec), "--http", str(port), "--token", "s3cret"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/mcp"
-    sources = [McpSource(name="web-notes", url=url, headers={"Authorization": "Bearer s3cret"}, timeout=10),
-               McpSource(name="web-wrong", url=url, headers={"Authorization": "Bearer nope"}, timeout=10)]
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    sources = [McpSource(name="web-notes", url=url, headers={"Authorization": "Bearer s3cret"}, tenants=["acme"],
+                         timeout=10),
+               McpSource(name="web-wrong", url=url, headers={"Authorization": "Bearer nope"}, timeout=10),
+               McpSource(name="web-down", url=f"http://127.0.0.1:{closed}/mcp", timeout=10)]
     settings = base_settings.with_overrides(index=INDEX, data_dir=tmp_path / "data", mcp_sources=sources, query_log=False)
     client.indices.delete(index=f"{INDEX}*", ignore_unavailable=True, expand_wildcards="all")
     try:
@@ -326,6 +338,9 @@ def test_a_streamable_http_source_is_synced_with_its_bearer_token_and_a_wrong_to
     assert (good.state, good.tools, good.transport) == ("connected", 3, "http")
     assert wrong.state == "error" and wrong.last_error.startswith("mcp source 'web-wrong'"), wrong.last_error
     assert "401" in wrong.last_error, wrong.last_error
+    down = statuses["web-down"]
+    assert down.state == "error" and down.last_error.startswith("mcp source 'web-down'"), down.last_error
+    assert client.get(index=INDEX, id="web-notes/create_note")["_source"]["tenants"] == ["acme"]  # its tenant only
     assert "web-notes/create_note" in _ids(client) and not any(i.startswith("web-wrong/") for i in _ids(client))
     assert "s3cret" not in repr(sources[0])  # the token is a secret: never in a repr, a log or the status
     client.indices.delete(index=f"{INDEX}*", ignore_unavailable=True, expand_wildcards="all")
