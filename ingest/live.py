@@ -266,6 +266,8 @@ class _Follow:
     status: SourceStatus
     changed: anyio.Event = field(default_factory=anyio.Event)
     http_errors: list[int] = field(default_factory=list)
+    #: Whether this connection listed and indexed the server at least once.
+    listed: bool = False
 
 
 class Syncer:
@@ -328,7 +330,7 @@ class Syncer:
                 self._error(source, _failure(source, exc, follow.http_errors))
             else:
                 self._error(source, SourceError(f"mcp source {source.name!r} closed the connection"))
-            if follow.status.listed_at is not None and time.time() - follow.status.listed_at < 1:
+            if follow.listed:  # a connection that listed: the next failure starts the backoff over
                 backoff = _BACKOFF_FIRST
             await anyio.sleep(backoff)
             backoff = min(backoff * 2, _BACKOFF_MAX)
@@ -351,6 +353,9 @@ class Syncer:
                 follow.changed = anyio.Event()
                 record = await _listing(source, session, initialised)
                 await self._index(source, record)
+                if follow.status.state == "error":  # not indexed (OpenSearch refused or was away): list again later
+                    raise SourceError(follow.status.last_error)
+                follow.listed = True
                 while not follow.changed.is_set():
                     with anyio.move_on_after(_HEARTBEAT):
                         await follow.changed.wait()
