@@ -28,7 +28,6 @@ The status of every source (connected or not, tools, last change, last error) is
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -42,6 +41,7 @@ import anyio
 
 from toolsift.config import McpSource, Settings
 from toolsift.errors import SourceError, ToolsiftError
+from toolsift.ingest.versions import VersionStore, definition_hash
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -240,10 +240,6 @@ async def call_source(source: McpSource, name: str, arguments: Mapping[str, Any]
         raise _failure(source, exc, http_errors) from exc
 
 
-def _digest(record: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(record, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
-
-
 def index_server(client: OpenSearch, settings: Settings, embedder: Embedder, source: McpSource,
                  record: Mapping[str, Any]) -> IngestReport:
     """Index one listing of ``source``: its snapshot file through the ordinary ingest, pruning the
@@ -367,7 +363,7 @@ class Syncer:
     # --- shared ----------------------------------------------------------------------------------
     async def _index(self, source: McpSource, record: dict[str, Any]) -> None:
         status = self.statuses[source.name]
-        version = _digest(record)
+        version = definition_hash(record)
         now = time.time()
         if version != status.version:
             async with self._index_lock:
@@ -390,7 +386,6 @@ class Syncer:
     def _observe(self, source: McpSource, record: Mapping[str, Any]) -> None:
         """Record the listing's definitions in the versions index (new, changed, deprecated, pruned)."""
         from toolsift.ingest.loaders.mcp import tool_id_for
-        from toolsift.ingest.versions import VersionStore
 
         definitions = {tool_id_for(source.name, str(tool["name"])): tool for tool in record["tools"]}
         VersionStore(self.client, self.settings.index).observe(
