@@ -34,6 +34,12 @@ browser:
 demo: node
 	$(BIN)/toolsift demo
 
+# The tests run against a node with ml-commons (and job-scheduler): the OpenSearch-native pipeline's
+# integration test (`toolsift deploy opensearch`) needs them. Exported for the targets' prerequisites
+# too, so `node` installs and starts that node, and for pytest's own fixtures; `make demo` keeps the
+# plain node (the ml-commons zip is 363 MB, fetched once into ~/.m2).
+test test-slow: export TOOLSIFT_NODE_ML_COMMONS := true
+
 test: node browser
 	$(BIN)/python -m pytest
 

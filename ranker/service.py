@@ -1,11 +1,15 @@
 """The ranker as an HTTP service: ``toolsift serve ranker``.
 
-One :class:`~toolsift.ranker.pipeline.RankingPipeline` behind three routes:
+One :class:`~toolsift.ranker.pipeline.RankingPipeline` behind these routes:
 
 * ``POST /v1/rank`` — a :class:`~toolsift.ranker.protocol.RankRequest` in, a
   :class:`~toolsift.ranker.protocol.RankResponse` out, with server-side ``timings_ms``: ``base``
   (the base ranker), ``queue`` (waiting for a reranker batch), ``rerank`` (the model call of that
   batch) and ``total``.
+* ``POST /v1/opensearch/query`` and ``POST /v1/opensearch/rank`` — toolsift's first stage and ranking as
+  OpenSearch's own search pipeline calls them through ml-commons remote models
+  (:mod:`toolsift.search.native`, installed by ``toolsift deploy opensearch``), when the service is built
+  with ``stages``; the same auth as ``/v1/rank``.
 * ``GET /health`` — ``{"status": "ok", "ranker", "reranker", "device", "weights_version"}``; never
   needs the token (503 with ``"status": "shutting_down"`` while the service stops).
 * ``GET /metrics`` — Prometheus text: requests by status, request latency, reranker batch sizes
@@ -42,7 +46,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -57,7 +61,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from toolsift.access import KeyRing, bearer_token, is_loopback
 from toolsift.errors import AuthError, BadQueryError, ConfigError, ToolsiftError, error_kind
 from toolsift.ranker.pipeline import RankingPipeline
-from toolsift.ranker.protocol import RankRequest, RankResponse
+from toolsift.ranker.protocol import (
+    PipelineQueryRequest,
+    PipelineRankRequest,
+    PipelineStages,
+    RankRequest,
+    RankResponse,
+)
 from toolsift.webguard import HostGuard, allowed_hosts_for
 
 if TYPE_CHECKING:
@@ -377,6 +387,7 @@ def create_app(
     max_batch_pairs: int = DEFAULT_MAX_BATCH_PAIRS,
     keys: KeyRing | None = None,
     allowed_hosts: Iterable[str] | None = None,
+    stages: PipelineStages | None = None,
 ) -> FastAPI:
     """The ranker service over ``pipeline`` (see the module docstring).
 
@@ -389,6 +400,8 @@ def create_app(
         keys: API keys ``/v1/rank`` and ``/metrics`` accept (any role). With neither keys nor a token,
             no auth.
         allowed_hosts: the ``Host`` header values answered (default: :data:`LOOPBACK_HOSTS`; ``*``: any).
+        stages: toolsift's stages for OpenSearch's search pipeline (``/v1/opensearch/query`` and
+            ``/v1/opensearch/rank``); None: those routes answer 404.
     """
     expected = token.encode("utf-8") if token else None
     keyring = keys if keys is not None else KeyRing(())
@@ -492,20 +505,35 @@ def create_app(
     @app.post("/v1/rank")
     async def rank(request: Request) -> Response:
         started = time.perf_counter()
-        try:
-            response = await answer(request, started)
-        except _ApiError as exc:
-            response = exc.response()
-        except ToolsiftError as exc:  # toolsift.errors.ERROR_TABLE: the status and code every edge uses
-            logger.exception("rank request failed")
-            kind = error_kind(exc)
-            assert kind is not None
-            response = error_response(kind.http_status, kind.code, f"{type(exc).__name__}: {exc}")
-        except Exception as exc:  # noqa: BLE001 - the error model holds for the unexpected too
-            logger.exception("rank request failed")
-            response = error_response(500, "internal_error", f"unexpected {type(exc).__name__}; see the service log")
+        response = await _guarded(answer(request, started), "rank request")
         metrics.request(response.status_code, time.perf_counter() - started)
         return response
+
+    async def pipeline_answer(request: Request, route: str) -> Response:
+        authorize(request)
+        if stages is None:
+            raise _ApiError(404, "not_found", "this ranker service does not serve OpenSearch's search pipeline")
+        body = await read_body(request)
+        try:
+            if route == "query":
+                query = PipelineQueryRequest.model_validate_json(body)
+                result = await asyncio.to_thread(stages.first_stage, query.index, query.request)
+            else:
+                hits = PipelineRankRequest.model_validate_json(body)
+                result = await asyncio.to_thread(stages.rank_hits, hits.index, hits.ids, hits.request)
+        except ValidationError as exc:
+            raise _validation_error(exc) from None
+        return JSONResponse(result)
+
+    for route in ("query", "rank"):
+
+        async def pipeline_route(request: Request, route: str = route) -> Response:
+            started = time.perf_counter()
+            response = await _guarded(pipeline_answer(request, route), f"opensearch {route} request")
+            metrics.request(response.status_code, time.perf_counter() - started)
+            return response
+
+        app.add_api_route(f"/v1/opensearch/{route}", pipeline_route, methods=["POST"])
 
     @app.get("/health")
     async def health() -> JSONResponse:
@@ -534,6 +562,24 @@ def create_app(
         return error_response(exc.status_code, code, str(exc.detail), getattr(exc, "headers", None))
 
     return app
+
+
+async def _guarded(work: Awaitable[Response], what: str) -> Response:
+    """``work``'s answer, or the service's one error shape for whatever it raised."""
+    try:
+        return await work
+    except _ApiError as exc:
+        if exc.status == 401:
+            logger.warning("%s refused: %s", what, exc.message)
+        return exc.response()
+    except ToolsiftError as exc:  # toolsift.errors.ERROR_TABLE: the status and code every edge uses
+        logger.exception("%s failed", what)
+        kind = error_kind(exc)
+        assert kind is not None
+        return error_response(kind.http_status, kind.code, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - the error model holds for the unexpected too
+        logger.exception("%s failed", what)
+        return error_response(500, "internal_error", f"unexpected {type(exc).__name__}; see the service log")
 
 
 def _no_reranker(pairs: Sequence[Pair]) -> list[float]:
@@ -573,8 +619,11 @@ def serve(
     max_batch_pairs: int = DEFAULT_MAX_BATCH_PAIRS,
     on_ready: Callable[[RankingPipeline], None] | None = None,
     keys: KeyRing | None = None,
+    stages: PipelineStages | None = None,
 ) -> None:
     """Load the pipeline (before the port opens), then serve it with uvicorn until interrupted.
+
+    ``stages`` serves OpenSearch's search pipeline too (:func:`create_app`).
 
     ``keys`` default to ``settings.api_keys``; the allowed hosts are ``settings.allowed_hosts`` plus
     ``host`` (:func:`~toolsift.webguard.allowed_hosts_for`). The caller checks the bind address
@@ -589,7 +638,7 @@ def serve(
         logger.warning("serving on %s with no API keys or token: anyone who reaches the port can rank", host)
     app = create_app(pipeline, token=token, max_request_bytes=settings.ranker_max_request_bytes,
                      batch_wait_ms=settings.ranker_batch_wait_ms, max_batch_pairs=max_batch_pairs, keys=keys,
-                     allowed_hosts=allowed_hosts_for(settings.allowed_hosts, host))
+                     allowed_hosts=allowed_hosts_for(settings.allowed_hosts, host), stages=stages)
     if on_ready is not None:
         on_ready(pipeline)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=5)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Literal
+from typing import Any, Literal
 
 from opensearchpy import OpenSearch
 
@@ -442,10 +442,8 @@ class Searcher:
         """First stage + exact per-field scores: the ranker's input, by document id (with each
         candidate's reranker text when ``documents``)."""
         timings = timings if timings is not None else {}
-        builder = self._builder(depth, entity, scope)
-        body = builder.candidates_body(sq, vectors, retriever)
-        template = builder.pipeline_for(retriever, self.settings.fusion)
-        params = {"search_pipeline": self._pipelines[template]} if template else {}
+        body, pipeline = self.first_stage_request(sq, vectors, retriever, depth, entity, scope=scope)
+        params = {"search_pipeline": pipeline} if pipeline else {}
         t0 = time.perf_counter()
         answer = self.client.search(index=self.settings.index, body=body, params=params)
         timings["candidates"] = (time.perf_counter() - t0) * 1000
@@ -460,6 +458,26 @@ class Searcher:
                                    documents=documents)
         timings["field_scores"] = (time.perf_counter() - t0) * 1000
         return signals
+
+    def first_stage_pipeline(self, retriever: Retriever | None = None) -> str | None:
+        """The id of the search pipeline ``retriever``'s first stage runs through (None: no pipeline)."""
+        template = QueryBuilder.pipeline_for(retriever or self.settings.retriever, self.settings.fusion)
+        return self._pipelines[template] if template else None
+
+    def first_stage_request(
+        self,
+        sq: StructuredQuery,
+        vectors: Mapping[str, Sequence[float]],
+        retriever: Retriever,
+        depth: int,
+        entity: str | None = "tool",
+        *,
+        scope: Scope = UNSCOPED,
+    ) -> tuple[dict[str, Any], str | None]:
+        """The first-stage request body and the search pipeline it runs through (None: no pipeline)."""
+        builder = self._builder(depth, entity, scope)
+        template = builder.pipeline_for(retriever, self.settings.fusion)
+        return builder.candidates_body(sq, vectors, retriever), self._pipelines[template] if template else None
 
     def signals_for(
         self,

@@ -124,6 +124,11 @@ class Settings(BaseSettings):
     cache_dir: Path = Field(default_factory=_default_cache_dir, description="Downloaded artifacts.")
     data_dir: Path = Field(default_factory=_default_data_dir, description="Node data, pid file, logs.")
     java_home: Path | None = Field(None, description="JDK (17+) to run the node; default: java on PATH.")
+    node_ml_commons: bool = Field(
+        False,
+        description="Run the managed node with ml-commons and job-scheduler (a 363 MB download, once), which "
+        "`toolsift deploy opensearch` needs to rank inside OpenSearch's search pipeline.",
+    )
 
     # --- index ------------------------------------------------------------------------------------
     index: str = Field("toolsift-tools", pattern=r"^[a-z0-9][a-z0-9_\-]*$", description="Index alias.")

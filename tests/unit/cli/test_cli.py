@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from toolsift.cli.main import cli
 from toolsift.errors import ERROR_TABLE, ClusterError, ConfigError
 
-COMMANDS = ["approvals", "bench", "cache", "dashboards", "demo", "eval", "history", "index", "ingest", "keys", "node", "search", "serve",
-            "standardize", "sync", "train"]
+COMMANDS = ["approvals", "bench", "cache", "dashboards", "demo", "deploy", "eval", "history", "index", "ingest", "keys",
+            "node", "search", "serve", "standardize", "sync", "train"]
 SUBCOMMANDS = [
     ["history", "load"],
     ["sync", "status"],
@@ -44,6 +44,7 @@ SUBCOMMANDS = [
     ["approvals", "show"],
     ["approvals", "approve"],
     ["approvals", "reject"],
+    ["deploy", "opensearch"],
 ]
 UNREACHABLE = "http://127.0.0.1:9"
 

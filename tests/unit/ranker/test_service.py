@@ -402,3 +402,56 @@ def test_each_app_has_its_own_registry(pipeline: RankingPipeline) -> None:
         _post(first, _request(QUERIES[0]))
         assert 'toolsift_ranker_requests_total{status="200"} 1.0' in first.get("/metrics").text
         assert "toolsift_ranker_requests_total{" not in second.get("/metrics").text
+
+
+# --- OpenSearch's search pipeline: /v1/opensearch/query and /v1/opensearch/rank ----------------------
+
+
+class _Stages:
+    """Records what the routes hand over; answers like the real stages."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def first_stage(self, index: str, request: Any) -> dict[str, Any]:
+        self.calls.append(("query", index, dict(request)))
+        return {"body": json.dumps({"query": {"match_all": {}}})}
+
+    def rank_hits(self, index: str, ids: Sequence[str], request: Any) -> dict[str, Any]:
+        self.calls.append(("rank", index, list(ids)))
+        if request.get("text") == "bad":
+            from toolsift.errors import BadQueryError
+
+            raise BadQueryError("tool_needs[0] has no text")
+        return {"order": [float(len(ids) - i) for i in range(len(ids))], "scores": [0.5] * len(ids),
+                "ranks": list(range(1, len(ids) + 1))}
+
+
+def test_the_pipeline_routes_hand_the_request_to_the_stages(pipeline: RankingPipeline) -> None:
+    stages = _Stages()
+    with TestClient(_app(pipeline, token=TOKEN, stages=stages)) as http:
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        query = http.post("/v1/opensearch/query", headers=auth, json={"index": "toolsift-tools", "request": {"text": "x"}})
+        assert query.status_code == 200 and json.loads(query.json()["body"]) == {"query": {"match_all": {}}}
+        rank = http.post("/v1/opensearch/rank", headers=auth,
+                         json={"index": "toolsift-tools", "ids": ["a", "b"], "request": {"text": "x"}})
+        assert rank.json() == {"order": [2.0, 1.0], "scores": [0.5, 0.5], "ranks": [1, 2]}
+    assert stages.calls == [("query", "toolsift-tools", {"text": "x"}), ("rank", "toolsift-tools", ["a", "b"])]
+
+
+def test_the_pipeline_routes_take_the_token_and_name_bad_fields(pipeline: RankingPipeline) -> None:
+    with TestClient(_app(pipeline, token=TOKEN, stages=_Stages())) as http:
+        refused = http.post("/v1/opensearch/rank", json={"index": "toolsift-tools", "ids": [], "request": {}})
+        assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized"
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        bad_index = http.post("/v1/opensearch/query", headers=auth, json={"index": "../etc", "request": {}})
+        assert bad_index.status_code == 422 and "index" in bad_index.json()["error"]["message"]
+        bad_query = http.post("/v1/opensearch/rank", headers=auth,
+                              json={"index": "toolsift-tools", "ids": ["a"], "request": {"text": "bad"}})
+        assert bad_query.status_code == 400 and "tool_needs[0]" in bad_query.json()["error"]["message"]
+
+
+def test_a_service_without_stages_says_it_does_not_serve_the_pipeline(pipeline: RankingPipeline) -> None:
+    with TestClient(_app(pipeline)) as http:
+        answer = http.post("/v1/opensearch/query", json={"index": "toolsift-tools", "request": {}})
+        assert answer.status_code == 404 and "search pipeline" in answer.json()["error"]["message"]
