@@ -125,6 +125,14 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'standardise': {'tools': 122.0, 'answered': 122.0, 'invalid': 0.0, 'answers_changing_parameters': 122.0, 'answers_carrying_hostile_text': 26.0, 'documents_changing_parameters': 0.0},
         'rewrite': {'cases': 66.0, 'answered': 66.0, 'invalid': 0.0, 'flagged_tools_shown': 0.0, 'unflagged_malicious_shown': 75.0, 'answers_carrying_hostile_text': 2.0, 'refused': 2.0, 'benign_refused': 1.0, 'queries_holding_malicious_tool_text': 31.0},
     },
+    'opensearch/toolret': {
+        'apibank': {'ndcg@10_toolsift': 0.6327, 'ndcg@10_opensearch': 0.6327, 'ndcg@10_difference': 0.0, 'identical_top10': 101.0, 'n_queries': 101.0},
+        'toolink': {'ndcg@10_toolsift': 0.4669, 'ndcg@10_opensearch': 0.4669, 'ndcg@10_difference': 0.0, 'identical_top10': 497.0, 'n_queries': 497.0},
+    },
+    'opensearch/toolret/slice': {
+        'apibank': {'ndcg@10_toolsift': 0.6277, 'ndcg@10_opensearch': 0.6277, 'ndcg@10_difference': 0.0, 'identical_top10': 40.0, 'n_queries': 40.0},
+        'toolink': {'ndcg@10_toolsift': 0.5599, 'ndcg@10_opensearch': 0.5599, 'ndcg@10_difference': 0.0, 'identical_top10': 40.0, 'n_queries': 40.0},
+    },
     'set/toollens/cold': {
         'dense top-3': {'tracc': 0.1793, 'recall@gt': 0.1945, 'ndcg@gt': 0.2104, 'set_size_error': 0.3431, 'set_size': 3.0},
         'dense top-|gold| (oracle size)': {'tracc': 0.1945, 'recall@gt': 0.1945, 'ndcg@gt': 0.2104, 'set_size_error': 0.0, 'set_size': 2.6569},

@@ -85,6 +85,20 @@ def _screen() -> Run:
     return Run("toolsift bench screen", execute)
 
 
+def _opensearch(*, sliced: bool = False, slow: bool = False) -> Run:
+    """toolsift's ranking through OpenSearch's own search pipeline vs `toolsift search` (needs ml-commons)."""
+    limit = 40 if sliced else None
+
+    def execute(ctx: Context) -> dict[str, Any]:
+        from toolsift.evaluation.native_bench import run_native_bench
+
+        folders = [ctx.datasets / "toolret" / name for name in ("apibank", "toolink")]
+        return run_native_bench(ctx.client, ctx.settings, ctx.embedder, folders, max_queries=limit)
+
+    flag = f" --max-queries {limit}" if limit else ""
+    return Run(f"toolsift bench opensearch $D/toolret/apibank $D/toolret/toolink{flag}", execute, slow=slow)
+
+
 def _prompts() -> Run:
     def execute(ctx: Context) -> dict[str, Any]:
         from toolsift.evaluation.prompt_bench import run_prompt_bench
@@ -245,6 +259,8 @@ RUNS: dict[str, Run] = {
     "request/livemcpbench": _request_level(),
     "screen/injection-set": _screen(),
     "prompts/injection-set": _prompts(),
+    "opensearch/toolret": _opensearch(slow=True),
+    "opensearch/toolret/slice": _opensearch(sliced=True),
     "set/toollens/cold": _sets(history=False),
     "set/toollens/history": _sets(history=True, slow=True),
     "set/toollens/history/slice": _sets(history=True, sliced=True),
@@ -297,6 +313,9 @@ def rows_of(result: Mapping[str, Any]) -> dict[str, dict[str, float]]:
         return {name: _flat("", result[key]) for name, key in (("all", "all"), ("half A", "half_a"), ("half B", "half_b"))}
     if "standardise" in result and "rewrite" in result:  # hostile tool text against the LLM prompts
         return {"standardise": _flat("", result["standardise"]), "rewrite": _flat("", result["rewrite"])}
+    if "equivalent" in result:  # OpenSearch-native ranking: equivalence per dataset (latency is a bench print)
+        keys = ("ndcg@10_toolsift", "ndcg@10_opensearch", "ndcg@10_difference", "identical_top10", "n_queries")
+        return {row["dataset"]: {k: float(row[k]) for k in keys} for row in result["datasets"]}
     if result.get("level") == "request":  # whole requests: every row on all tasks and on each half
         return {f"{row['name']}{part}": _flat("", row[key]) for row in result["rows"]
                 for key, part in (("metrics", ""), ("half_a", " · half A"), ("half_b", " · half B"))}
