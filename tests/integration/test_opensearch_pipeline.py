@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
+from toolsift.config import get_settings
 from toolsift.errors import ConfigError, RankerUnavailableError
 from toolsift.evaluation.failover import RankerProcess
 from toolsift.ingest.pipeline import ingest_catalog
@@ -197,6 +198,15 @@ def test_a_slow_or_stopped_ranker_leaves_the_first_stage_order(
         deploy_native(client, settings, ranker_url=deployed.ranker_url, token=TOKEN, timeout_s=10.0)
 
 
+@pytest.fixture()
+def fresh_cli_settings() -> Iterator[None]:
+    """The CLI builds its settings from the environment once per process: these tests set it."""
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+@pytest.mark.usefixtures("fresh_cli_settings")
 def test_the_cli_checks_and_removes_the_deployment(client: Any, settings: Any, service: RankerProcess,
                                                    deployed: Any, opensearch_url: str) -> None:
     env = {"TOOLSIFT_OPENSEARCH_URL": opensearch_url, "TOOLSIFT_INDEX": ALIAS, "TOOLSIFT_RANKER_TOKEN": TOKEN}
@@ -213,6 +223,7 @@ def test_the_cli_checks_and_removes_the_deployment(client: Any, settings: Any, s
     assert redeployed.exit_code == 0, redeployed.output
 
 
+@pytest.mark.usefixtures("fresh_cli_settings")
 def test_bench_opensearch_measures_equivalence_and_added_latency(
     settings: Any, datasets: Path, opensearch_url: str, tmp_path: Path
 ) -> None:
