@@ -153,6 +153,7 @@ def _settings(tmp_path: Path, **overrides: object) -> Settings:
         "opensearch_url": None,
         "node_port": _free_port(),
         "node_start_timeout": 20.0,
+        "node_ml_commons": False,  # `make test` exports TOOLSIFT_NODE_ML_COMMONS=true for its own node
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]
