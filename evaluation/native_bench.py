@@ -91,8 +91,8 @@ def _one_dataset(
     alias = eval_index_name(benchmark)
     ensure_eval_index(client, settings, embedder, alias, benchmark.catalog_path, benchmark.catalog_format)
     local = settings.with_overrides(index=alias, ranker_url=None, query_log=False)
-    report = deploy_native(client, local.with_overrides(ranker_url=service.url), ranker_url=service.url,
-                           token=service.token, timeout_s=max(settings.ranker_timeout, 5.0))
+    report = deploy_native(client, local, ranker_url=service.url, token=service.token,
+                           timeout_s=max(settings.ranker_timeout, 5.0))
     names = native_names(alias)
     try:
         searcher = Searcher(client, local, embedder, source="eval")

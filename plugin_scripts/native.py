@@ -45,6 +45,7 @@ from opensearchpy import OpenSearch
 from opensearchpy.exceptions import NotFoundError, TransportError
 
 from toolsift.errors import ClusterError, ConfigError, RankerUnavailableError
+from toolsift.plugin_scripts.pipelines import put_pipeline
 
 __all__ = [
     "NATIVE_VERSION",
@@ -313,23 +314,15 @@ def _wait_deployed(client: OpenSearch, model_id: str, name: str, *, created: boo
         time.sleep(0.5)
 
 
-def _put_if_changed(client: OpenSearch, kind: str, object_id: str, body: dict[str, Any]) -> bool:
-    if kind == "pipeline":
-        try:
-            current = client.search_pipeline.get(id=object_id).get(object_id)
-        except NotFoundError:
-            current = None
-        if current == body:
-            return False
-        client.search_pipeline.put(id=object_id, body=body)
-        return True
+def _put_template(client: OpenSearch, template_id: str, source: str) -> bool:
+    """Store the mustache template unless it already holds ``source``; True when it wrote."""
     try:
-        current = client.get_script(id=object_id).get("script", {}).get("source")
+        current = client.get_script(id=template_id).get("script", {}).get("source")
     except NotFoundError:
         current = None
-    if current == body["script"]["source"]:
+    if current == source:
         return False
-    client.put_script(id=object_id, body=body)
+    client.put_script(id=template_id, body={"script": {"lang": "mustache", "source": source}})
     return True
 
 
@@ -344,9 +337,8 @@ def install(
 ) -> tuple[bool, bool]:
     """Write the alias's pipeline and template when they differ; returns (pipeline written, template written)."""
     pipeline = pipeline_body(names, models, normalization, description=description)
-    template = {"script": {"lang": "mustache", "source": template_source(candidates)}}
-    return (_put_if_changed(client, "pipeline", names.pipeline, pipeline),
-            _put_if_changed(client, "template", names.template, template))
+    return (put_pipeline(client, names.pipeline, pipeline),
+            _put_template(client, names.template, template_source(candidates)))
 
 
 def remove(client: OpenSearch, names: NativeNames) -> list[str]:

@@ -15,7 +15,8 @@ from typing import Any
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import NotFoundError
 
-__all__ = ["pipeline_templates", "render_pipeline", "ensure_pipelines", "pipeline_id", "layout_weights", "HYBRID_LAYOUT"]
+__all__ = ["pipeline_templates", "render_pipeline", "ensure_pipelines", "put_pipeline", "pipeline_id", "layout_weights",
+           "HYBRID_LAYOUT"]
 
 _LEXICAL_SHARE = 0.5  # hybrid: the BM25 sub-query's share; the dense fields split the rest
 
@@ -84,12 +85,18 @@ def ensure_pipelines(
     ids = {}
     for name, template in pipeline_templates().items():
         pid = pipeline_id(alias, name, tag)
-        body = render_pipeline(name, template, field_weights)
-        try:
-            current = client.search_pipeline.get(id=pid).get(pid)
-        except NotFoundError:
-            current = None
-        if current != body:
-            client.search_pipeline.put(id=pid, body=body)
+        put_pipeline(client, pid, render_pipeline(name, template, field_weights))
         ids[name] = pid
     return ids
+
+
+def put_pipeline(client: OpenSearch, pid: str, body: Mapping[str, Any]) -> bool:
+    """Store the search pipeline ``pid`` unless it already holds ``body``; True when it wrote."""
+    try:
+        current = client.search_pipeline.get(id=pid).get(pid)
+    except NotFoundError:
+        current = None
+    if current == body:
+        return False
+    client.search_pipeline.put(id=pid, body=body)
+    return True

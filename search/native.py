@@ -286,8 +286,8 @@ def deploy_native(
     if searcher.plans(None):
         notes.append("this index holds servers: `toolsift search` answers a plain request with a multi-need "
                      "search there; the pipeline gives the multi-field ranking (`toolsift search --multi-need off`)")
-    if check:
-        check_native(client, settings, ranker_url=ranker_url, pipeline=pipeline, models=models)
+    if check:  # the models answered above: what is left is one search through the new pipeline
+        _check_search(client, settings.index, names)
     return NativeReport(index=settings.index, pipeline=names.pipeline, template=names.template, ranker_url=ranker_url,
                         models={"first_stage": models.first_stage, "ranking": models.ranking},
                         weights_version=searcher.weights_version, changed=tuple(changed), removed=tuple(removed),
@@ -321,7 +321,6 @@ def check_native(
     *,
     ranker_url: str,
     pipeline: str | None = None,
-    models: native.NativeModels | None = None,
 ) -> None:
     """Both models answer, and a search through the template and the pipeline comes back ranked by toolsift.
 
@@ -329,10 +328,13 @@ def check_native(
         RankerUnavailableError: naming the token, the unreachable service, or the failed step.
     """
     names = native.native_names(settings.index, pipeline)
-    models = models or installed_models(client, names)
-    native.probe_models(client, names, models, ranker_url)
-    answer = client.search_template(index=settings.index, body={"id": names.template,
-                                                                  "params": {"text": "toolsift deploy check"}},
+    native.probe_models(client, names, installed_models(client, names), ranker_url)
+    _check_search(client, settings.index, names)
+
+
+def _check_search(client: OpenSearch, index: str, names: native.NativeNames) -> None:
+    """One search through the template and the pipeline comes back with toolsift's ranking."""
+    answer = client.search_template(index=index, body={"id": names.template, "params": {"text": "toolsift deploy check"}},
                                     params={"search_pipeline": names.pipeline})
     hits = answer.get("hits", {}).get("hits", [])
     if hits and "toolsift_rank" not in (hits[0].get("_source") or {}):

@@ -475,9 +475,8 @@ class Searcher:
         scope: Scope = UNSCOPED,
     ) -> tuple[dict[str, Any], str | None]:
         """The first-stage request body and the search pipeline it runs through (None: no pipeline)."""
-        builder = self._builder(depth, entity, scope)
-        template = builder.pipeline_for(retriever, self.settings.fusion)
-        return builder.candidates_body(sq, vectors, retriever), self._pipelines[template] if template else None
+        body = self._builder(depth, entity, scope).candidates_body(sq, vectors, retriever)
+        return body, self.first_stage_pipeline(retriever)
 
     def signals_for(
         self,
