@@ -5,9 +5,10 @@ intended change of a figure (a new method, a fixed bug), re-run the run's tests,
 
     python tests/regression/record_figures.py mftr/apibank/bm25 [RUN_ID ...]
 
-rewrites those runs' entries in ``published.py`` (rounded to 4 decimals, as the docs print them) and
-leaves the others as they are. Update the docs and ``docs/figures/`` in the same commit;
-``test_docs_publish_only_guarded_figures`` then finds any number the docs still show from before.
+rewrites those runs' entries in ``published.py`` (rounded to 4 decimals, as the docs print them; only
+the metrics a run holds, ``runs.Run.held``) and leaves the others as they are. Update the docs and
+``docs/figures/`` in the same commit; ``test_docs_publish_only_guarded_figures`` then finds any number
+the docs still show from before.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ def main(run_ids: list[str]) -> int:
             print(f"{path} is missing: run the run's tests first", file=sys.stderr)
             return 2
         rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
-        figures[run_id] = {row: {k: round(v, 4) for k, v in metrics.items()} for row, metrics in rows.items()}
+        held = {row: {k: round(v, 4) for k, v in metrics.items() if RUNS[run_id].holds(row, k)}
+                for row, metrics in rows.items()}
+        figures[run_id] = {row: metrics for row, metrics in held.items() if metrics}
     source = (HERE / "published.py").read_text(encoding="utf-8")
     head = source[: source.index(MARKER)]
     order = [run_id for run_id in RUNS if run_id in figures]

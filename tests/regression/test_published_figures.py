@@ -72,3 +72,9 @@ def test_every_run_with_published_rows_is_a_known_command() -> None:
     assert set(FIGURES) <= set(RUNS)
     assert TOLERANCE == 0.005
     assert all(f"{run_id}/slice" in FIGURES for run_id, run in RUNS.items() if run.slow and run_id in FIGURES)
+
+
+def test_a_run_records_only_the_metrics_it_holds() -> None:
+    recorded = [(run_id, row, metric) for run_id, rows in FIGURES.items() for row, metrics in rows.items()
+                for metric in metrics]
+    assert [r for r in recorded if not RUNS[r[0]].holds(r[1], r[2])] == []
