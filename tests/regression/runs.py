@@ -234,9 +234,9 @@ def _mftr(names: tuple[str, ...], retriever: str, *, slow: bool = False, sliced:
 #: Why the Tool-Rank slice holds its training and MFTR's dev NDCG@10 but not the reranked rows. Its
 #: LoRA, trained on 232 pairs of 96 tokens, ends its epoch at a loss above chance (0.786 > ln 2), so
 #: its scores for the top 10 of a query differ by float noise; min-max-normalised and fused, that noise
-#: orders the list. The same run, the same loss to five decimals, gave dev NDCG@10 at λ = 1 of 0.7041
-#: (the CI machine of 2026-11-24), 0.5844 (an Emerald Rapids CPU, 2026-11-26) and 0.5480 (that CPU with
-#: ATen and MKL held to AVX2 kernels). The training row (loss, pairs) and λ = 0 do not move.
+#: orders the list. The same run gave dev NDCG@10 at λ = 1 of 0.7041 (the machine that recorded it,
+#: 2026-11-24), 0.5844 (an Emerald Rapids CPU, 2026-11-26) and 0.5480 (that CPU with ATen and MKL held
+#: to AVX2 kernels); the last two had the same loss to five decimals, and the same λ = 0 row.
 KERNEL_NOISE = {"training": ("epoch 1 loss", "pairs", "positives"), "dev NDCG@10 by λ": ("λ=0.0",)}
 
 
