@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from toolsift.cli._context import AppContext, pass_app
-from toolsift.cli._output import emit_json, flagged_table, rejected_table, table
+from toolsift.cli._output import FLAGGED_SHOWN, emit_json, flagged_table, rejected_table, table, terminal_safe
 from toolsift.cli._progress import progress_bars
 from toolsift.cli.options import index_option, json_flag
 
@@ -49,8 +49,11 @@ def ingest(
     Re-ingesting an unchanged catalog writes nothing; changed tools are updated. A record with an id
     or a name and some text is a tool: what could not be read as a parameter spec is kept as text and
     the tool is listed as flagged (its schema_quality says how). Only records with no usable identity
-    or no text at all are rejected; by default every other record is indexed and the command exits
-    non-zero listing the rejected ones.
+    or no text at all (or nested deeper than max_nesting_depth) are rejected; by default every other
+    record is indexed and the command exits non-zero listing the rejected ones; when no record is
+    left, no index is created. The summary counts schema notes (flagged N (schema)) apart from the
+    tools the screen of hostile text flagged (risk-flagged M (screen)), and held changes (pending in
+    `toolsift approvals list`) apart from versions rejected before (refused).
     """
     from toolsift.embedding import load_embedder
     from toolsift.ingest.pipeline import ingest_catalog
@@ -76,22 +79,37 @@ def ingest(
     if as_json:
         emit_json(report.to_dict())
     else:
+        # Nothing accepted: no index was created (nor an existing one touched).
+        target = report.index or ("no index written: " + (f"every record was rejected ({len(report.rejected)})"
+                                                            if report.rejected else "the catalog has no records"))
         click.echo(
-            f"{report.catalog} ({report.format}) → {report.index}: {report.agents} agents, {report.tools} tools; "
+            f"{report.catalog} ({report.format}) → {target}: {report.agents} agents, {report.tools} tools; "
             f"created {report.created}, updated {report.updated}, unchanged {report.unchanged}, "
-            f"deleted {report.deleted}, flagged {len(report.flagged)}, held {len(report.held)}, "
+            f"deleted {report.deleted}, flagged {len(report.flagged)} (schema), "
+            f"risk-flagged {len(report.risk_flagged)} (screen), held {len(report.held)} (pending approval), "
             f"rejected {len(report.rejected)}, "
             f"failed {len(report.failed)} "
             f"in {report.seconds:.1f}s"
         )
         if report.flagged:
             click.echo(flagged_table(report.flagged), err=True)
+        if report.risk_flagged:
+            click.echo(f"risk-flagged {len(report.risk_flagged)} tool(s): indexed with risk: flagged, the screen "
+                       f"found hostile text in them:", err=True)
+            click.echo(table(["position", "id", "reasons"], [
+                [r.position, r.record_id, "; ".join(r.reasons)] for r in report.risk_flagged[:FLAGGED_SHOWN]]), err=True)
+            if len(report.risk_flagged) > FLAGGED_SHOWN:
+                click.echo(f"… and {len(report.risk_flagged) - FLAGGED_SHOWN} more (--json lists them all)", err=True)
         if report.held:
             click.echo(f"held {len(report.held)} changed definition(s) for approval; search serves the pinned "
                        f"versions (`toolsift approvals list`):", err=True)
             click.echo(table(["id", "reason", "source", "pinned from", "serving"], [
                 [h.doc_id, h.reason, h.source, h.approved_source or "–", "pinned" if h.served else "nothing"]
                 for h in report.held]), err=True)
+        if report.refused:
+            click.echo(f"refused {len(report.refused)} (rejected before with `toolsift approvals reject`; not queued "
+                       f"again): search serves the pinned versions: "
+                       + ", ".join(terminal_safe(h.doc_id) for h in report.refused), err=True)
         if report.rejected:
             click.echo(rejected_table(report.rejected), err=True)
         for failure in report.failed:

@@ -30,7 +30,7 @@ import fnmatch
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -125,11 +125,22 @@ class Held:
 
 @dataclass
 class Plan:
-    """What an ingest does about approvals: records to write, documents held, and what those serve."""
+    """What an ingest does about approvals: records to write, documents held, and what those serve.
+
+    ``held`` are the changes waiting for approval (what ``toolsift approvals list`` shows); ``refused``
+    the versions someone rejected before, which are not queued again. Both keep serving the pinned
+    version (or nothing).
+    """
 
     records: list[ApprovalDoc]
     held: dict[str, Held]
     approved: int = 0
+    refused: dict[str, Held] = field(default_factory=dict)
+
+    @property
+    def withheld(self) -> dict[str, Held]:
+        """Every document whose catalog version is not written: held and refused."""
+        return {**self.held, **self.refused}
 
 
 def _now() -> str:
@@ -187,6 +198,7 @@ class ApprovalStore:
         now = _now()
         records: list[ApprovalDoc] = []
         held: dict[str, Held] = {}
+        refused: dict[str, Held] = {}
         approved = 0
         for doc in docs:
             doc_id, digest, source = _id(doc), definition_hash(doc), doc.source
@@ -210,15 +222,20 @@ class ApprovalStore:
             reason = "new" if not pinned else ("source" if record is not None and record.approved_source != source
                                                else "changed")
             served = doc_from_dict(record.approved_doc) if pinned and record is not None else None
-            held[doc_id] = Held(doc_id, reason, source, record.approved_source if record else "", served)
-            if record is not None and digest in (record.pending_hash, record.rejected_hash) and \
-                    record.pending_source in ("", source):
-                continue  # already waiting, or rejected before: not queued again
+            withheld = Held(doc_id, reason, source, record.approved_source if record else "", served)
+            if record is not None and record.pending_source in ("", source):
+                if digest == record.pending_hash:  # already waiting
+                    held[doc_id] = withheld
+                    continue
+                if digest == record.rejected_hash:  # rejected before: not queued again, not listed
+                    refused[doc_id] = withheld
+                    continue
+            held[doc_id] = withheld
             base = record or ApprovalDoc(doc_id=doc_id, entity=entity, agent_id=doc.agent_id)
             records.append(replace(base, status="pending", reason=reason, pending_hash=digest, pending_source=source,
                                    pending_since=now, pending_doc=asdict(doc), pending_definition=_pretty(doc),
                                    pending_risk=tuple(risk)))
-        return Plan(records, held, approved)
+        return Plan(records, held, approved, refused)
 
     def write(self, records: Sequence[ApprovalDoc]) -> None:
         """Store records (each one document, so none is half-written).

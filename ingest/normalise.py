@@ -7,9 +7,10 @@ A user's catalog is what it is: **a record with an identity and some text is a t
 parsed is parsed, what cannot is kept as text, and the document says so: ``schema_quality``
 (``declared``, ``inferred`` or ``text``, :data:`~toolsift.mappings.model.SchemaQuality`) and one
 ``schema_notes`` sentence per thing read loosely, naming its field. Only a record with no usable
-identity (no name and no id, or an id OpenSearch cannot take), no text at all, or a field over
-``max_field_chars`` raises :class:`~toolsift.errors.CatalogRecordError` naming its source, position,
-id and the field to blame.
+identity (no name and no id, or an id OpenSearch cannot take), no text at all, a field over
+``max_field_chars``, or lists and objects nested deeper than ``max_nesting_depth`` (measured first,
+:mod:`toolsift.ingest.nesting`) raises :class:`~toolsift.errors.CatalogRecordError` naming its
+source, position, id and the field to blame.
 
 How each field is found (the first name present wins):
 
@@ -85,6 +86,7 @@ from typing import Any
 from toolsift.errors import CatalogRecordError
 from toolsift.ingest.derive import derive_fields
 from toolsift.ingest.loaders.files import type_name
+from toolsift.ingest.nesting import DEFAULT_MAX_NESTING_DEPTH, nesting_problem, too_deep
 from toolsift.ingest.records import AGENT_ID_PREFIX, RawAgent, RawTool
 from toolsift.mappings.model import (
     SCHEMA_QUALITIES,
@@ -234,12 +236,17 @@ def agent_overview(name: str, description: str, tool_names: Sequence[str]) -> st
     return f"{text} Tools: {', '.join(tools)}" if tools else text
 
 
-def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHARS) -> ToolDoc:
+def normalise_tool(
+    raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHARS, max_depth: int = DEFAULT_MAX_NESTING_DEPTH
+) -> ToolDoc:
     """Standardise one raw tool into a :class:`ToolDoc`, by the rules in the module docstring.
 
     Args:
         raw: the tool as a loader yielded it.
         max_field_chars: the longest text accepted in any one field (``Settings.max_field_chars``).
+        max_depth: the deepest nesting of lists and objects accepted in the documentation or the
+            standardised document (``Settings.max_nesting_depth``); JSON text in a parameter spec
+            nested deeper is kept as text.
 
     Returns:
         The tool document, with ``tool_id`` = ``raw.tool_id`` or, when that is None, the name; a
@@ -248,17 +255,21 @@ def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHA
 
     Raises:
         CatalogRecordError: no text at all; neither a name nor an id; a text field longer than
-            ``max_field_chars``; an id that is empty, too long, has control characters, or starts
-            with ``agent:``.
+            ``max_field_chars``; lists and objects nested deeper than ``max_depth``; an id that is
+            empty, too long, has control characters, or starts with ``agent:``.
     """
-    record = _Record(raw.source, raw.position, raw.tool_id)
+    record = _Record(raw.source, raw.position, raw.tool_id, max_depth)
     documentation = raw.documentation
     if not isinstance(documentation, Mapping):
         raise record.error("the documentation must be an object", "documentation")
     standard = raw.standardized
     if standard is not None and not isinstance(standard, Mapping):
         raise record.error("the standardised documentation must be an object", "standardized")
-    view = _view(documentation)
+    # Before anything walks them: every reader below (and json.dumps) recurses into nested values.
+    _check_nesting(documentation, record)
+    if standard is not None:
+        _check_nesting(standard, record, "standardized.")
+    view = _view(documentation, max_depth)
     if not _has_text(documentation):
         raise record.error("the record has no text: no name, description, parameters or anything else to search", "documentation")
     name = _name(view, record, raw.tool_id)
@@ -330,21 +341,25 @@ def normalise_tool(raw: RawTool, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHA
     return doc
 
 
-def normalise_agent(raw: RawAgent, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHARS) -> AgentDoc:
+def normalise_agent(
+    raw: RawAgent, *, max_field_chars: int = DEFAULT_MAX_FIELD_CHARS, max_depth: int = DEFAULT_MAX_NESTING_DEPTH
+) -> AgentDoc:
     """Validate one raw agent and turn it into an :class:`AgentDoc`.
 
     Args:
         raw: the agent as a loader yielded it.
         max_field_chars: the longest text accepted in any one field.
+        max_depth: the deepest nesting of lists and objects accepted in its documentation.
 
     Returns:
         The agent document; ``full_doc`` is :func:`full_doc_text` of its documentation.
 
     Raises:
         CatalogRecordError: an empty name, a field of the wrong type, a text longer than
-            ``max_field_chars``, or an id that is not ``agent:`` followed by a usable slug.
+            ``max_field_chars``, lists and objects nested deeper than ``max_depth``, or an id that is
+            not ``agent:`` followed by a usable slug.
     """
-    record = _Record(raw.source, raw.position, raw.agent_id or None)
+    record = _Record(raw.source, raw.position, raw.agent_id or None, max_depth)
     _check_agent_id(raw.agent_id, record, "agent_id")
     name: Any = raw.name
     if not isinstance(name, str):
@@ -356,6 +371,7 @@ def normalise_agent(raw: RawAgent, *, max_field_chars: int = DEFAULT_MAX_FIELD_C
         raise record.error(f"must be a string, got {type_name(description)}", "description")
     if not isinstance(raw.documentation, Mapping):
         raise record.error("the documentation must be an object", "documentation")
+    _check_nesting(raw.documentation, record)
     tags = tuple(dict.fromkeys(t.strip() for t in raw.tags if isinstance(t, str) and t.strip()))
     tool_names = tuple(t for t in raw.tool_names if isinstance(t, str))
     doc = AgentDoc(
@@ -379,10 +395,13 @@ def normalise_agent(raw: RawAgent, *, max_field_chars: int = DEFAULT_MAX_FIELD_C
 class _Record:
     """Where a record came from, to build its errors, and what normalising it had to infer or keep."""
 
-    def __init__(self, source: str, position: str, record_id: str | None) -> None:
+    def __init__(
+        self, source: str, position: str, record_id: str | None, max_depth: int = DEFAULT_MAX_NESTING_DEPTH
+    ) -> None:
         self.source = source
         self.position = position
         self.record_id = record_id
+        self.max_depth = max_depth
         self.notes: list[str] = []
         self.quality: SchemaQuality = "declared"
         #: Parts of a parameter spec that could not be read, kept as text.
@@ -433,6 +452,28 @@ def _check_agent_id(value: Any, record: _Record, field: str) -> None:
         )
 
 
+def _check_nesting(documentation: Mapping[str, Any], record: _Record, prefix: str = "") -> None:
+    problem = nesting_problem(documentation, record.max_depth, prefix)
+    if problem is not None:
+        field, reason = problem
+        raise record.error(reason, field)
+
+
+def _parsed_json(text: str, limit: int) -> tuple[Any, str | None]:
+    """``(value, None)`` for JSON text nesting at most ``limit`` levels; ``(None, why not)`` otherwise.
+
+    Raises:
+        json.JSONDecodeError: the text is not JSON.
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        return None, "nested too deep to parse"
+    if too_deep(value, limit) is not None:
+        return None, f"nested deeper than {limit} levels"
+    return value, None
+
+
 def _check_length(text: str, field: str, record: _Record, limit: int) -> None:
     if len(text) > limit:
         raise record.error(f"{len(text):,} characters long; at most {limit:,} are allowed", field)
@@ -462,15 +503,16 @@ def _check_tool_lengths(doc: ToolDoc, record: _Record, limit: int) -> None:
 # --- the documentation as one flat view ------------------------------------------------------------
 
 
-def _view(documentation: Mapping[str, Any]) -> dict[str, Any]:
-    """The documentation with OpenAI's function wrapper opened and a BEIR ``text`` parsed."""
+def _view(documentation: Mapping[str, Any], max_depth: int = DEFAULT_MAX_NESTING_DEPTH) -> dict[str, Any]:
+    """The documentation with OpenAI's function wrapper opened and a BEIR ``text`` parsed (JSON in
+    it nested deeper than the documentation may be stays text)."""
     view = dict(documentation)
     function = view.get("function")
     if isinstance(function, Mapping):
         del view["function"]
         view.update(function)
     if "_id" in view and isinstance(view.get("text"), str) and not _has_any(view, _NAME_KEYS):
-        parsed = _toolbench_fields(view["text"])
+        parsed = _toolbench_fields(view["text"], max_depth - 1)
         if parsed:
             del view["text"]
             view.update(parsed)
@@ -487,8 +529,9 @@ def _has_any(view: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
     return any(view.get(key) is not None for key in keys)
 
 
-def _toolbench_fields(text: str) -> dict[str, Any]:
-    """``category_name:X, tool_name:Y, ...`` as a dict; the params and schema parsed as JSON."""
+def _toolbench_fields(text: str, max_depth: int = DEFAULT_MAX_NESTING_DEPTH) -> dict[str, Any]:
+    """``category_name:X, tool_name:Y, ...`` as a dict; the params and schema parsed as JSON (kept as
+    text when nested deeper than ``max_depth``)."""
     accepted: list[tuple[str, int, int]] = []
     last = -1
     for match in _TOOLBENCH_FIELD.finditer(text):
@@ -505,10 +548,13 @@ def _toolbench_fields(text: str) -> dict[str, Any]:
         value = text[value_start:value_end].strip()
         if key in ("required_params", "optional_params", "return_schema"):
             try:
-                fields[key] = json.loads(value)
-                continue
+                parsed, too_deep_why = _parsed_json(value, max_depth)
             except json.JSONDecodeError:
                 pass
+            else:
+                if too_deep_why is None:
+                    fields[key] = parsed
+                    continue
         fields[key] = value
     return fields
 
@@ -676,7 +722,7 @@ def _declared_parameters(view: Mapping[str, Any], record: _Record) -> tuple[Para
     keys = (*_PARAMETER_KEYS_BEFORE_PROPERTIES, "properties", "required_params", "optional_params", "input_parameters")
     if all(view.get(key) is None for key in keys):
         return None
-    scratch = _Record(record.source, record.position, record.record_id)
+    scratch = _Record(record.source, record.position, record.record_id, record.max_depth)
     parameters = _parameters(view, scratch)
     return parameters if scratch.quality == "declared" and not scratch.unparsed else None
 
@@ -766,14 +812,22 @@ def _text_parameters(
     if stripped.lower().rstrip(".") in _NO_PARAMETERS:
         return ()
     if stripped[0] in "[{":
+        limit = record.max_depth - 1  # the text is a field of the documentation
         try:
-            parsed = json.loads(stripped)
+            parsed, too_deep_why = _parsed_json(stripped, limit)
         except json.JSONDecodeError as exc:
             parsed = _python_literal(stripped)
             if parsed is None:
                 record.keep_text(stripped, f"the parameters are not valid JSON ({exc.msg})", field)
                 return ()
+            if too_deep(parsed, limit) is not None:
+                record.keep_text(stripped, f"the parameters' Python literal is nested deeper than {limit} levels", field)
+                return ()
             record.note("the parameters are a Python literal, not JSON; read as one", field)
+        else:
+            if too_deep_why is not None:
+                record.keep_text(stripped, f"the parameters' JSON is {too_deep_why}", field)
+                return ()
         return _parse_parameters(parsed, record, field, optional=optional)
     if stripped.startswith("(") or stripped.startswith("def "):
         found = _signature_parameters(stripped if "def " in stripped else f"def _{stripped}:")
@@ -1017,7 +1071,7 @@ def _signature_parameters(text: str) -> tuple[ParameterDoc, ...] | None:
         return None
     try:
         module = ast.parse(f"def _f({text[opening + 1 : closing]}): pass")
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nested too deep for Python's parser
         return None
     function = module.body[0]
     if not isinstance(function, ast.FunctionDef):
@@ -1033,15 +1087,18 @@ def _signature_parameters(text: str) -> tuple[ParameterDoc, ...] | None:
     found += [(arg, default is None) for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True)]
     if args.kwarg is not None:
         found.append((args.kwarg, False))
-    return tuple(
-        ParameterDoc(
-            name=arg.arg,
-            type=ast.unparse(arg.annotation) if arg.annotation is not None else "",
-            required=required,
+    try:
+        return tuple(
+            ParameterDoc(
+                name=arg.arg,
+                type=ast.unparse(arg.annotation) if arg.annotation is not None else "",
+                required=required,
+            )
+            for arg, required in found
+            if arg.arg not in ("self", "cls")
         )
-        for arg, required in found
-        if arg.arg not in ("self", "cls")
-    )
+    except RecursionError:  # an annotation that parsed but nests too deep to write back
+        return None
 
 
 # --- response ---------------------------------------------------------------------------------------

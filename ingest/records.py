@@ -31,6 +31,7 @@ __all__ = [
     "RawAgent",
     "RejectedRecord",
     "FlaggedRecord",
+    "RiskFlaggedRecord",
     "RawRecord",
     "LoadedRecord",
 ]
@@ -144,6 +145,28 @@ class FlaggedRecord:
             "quality": self.quality,
             "notes": list(self.notes),
         }
+
+
+@dataclass(frozen=True)
+class RiskFlaggedRecord:
+    """A tool kept and indexed with ``risk: flagged``: the screen of hostile tool text found something
+    (:mod:`toolsift.ingest.screen`). Unlike a :class:`FlaggedRecord` its schema may be fine.
+
+    Args:
+        source: short label of the catalog.
+        position: where in the source the record is.
+        record_id: the tool's id.
+        reasons: the screen's findings, each ``<kind>: <what was found>``.
+    """
+
+    source: str
+    position: str
+    record_id: str
+    reasons: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "position": self.position, "record_id": self.record_id,
+                "reasons": list(self.reasons)}
 
 
 #: A record normalisation accepts.

@@ -61,7 +61,7 @@ _TENANT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 def valid_tenant(name: str, *, where: str = "tenant") -> str:
     """``name`` when it is a tenant name (letters, digits, ``_.-``, at most 64), else a :class:`ConfigError`
     naming ``where``."""
-    if not isinstance(name, str) or not _TENANT_NAME.match(name):
+    if not isinstance(name, str) or not _TENANT_NAME.fullmatch(name):
         raise ConfigError(f"{where}: {name!r} is not a tenant name (letters, digits, '_', '.', '-'; at most 64)")
     return name
 

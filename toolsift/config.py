@@ -189,6 +189,12 @@ class Settings(BaseSettings):
         description="Learned MFTR weight artifact (a `toolsift train` output directory or its "
         "weights.json). Unset: the fixed field_weights ranker.",
     )
+    weights_check_interval: float = Field(
+        5.0, ge=0.0,
+        description="Without a weights setting, a running search service (API, MCP, workbench) looks at most "
+        "this often (seconds) whether weights were pushed to or cleared from its index, and ranks with them "
+        "from its next search on; 0: before every search.",
+    )
 
     # --- second-stage reranking (the ranker issue) -------------------------------------------------
     reranker: str | None = Field(
@@ -277,6 +283,11 @@ class Settings(BaseSettings):
     )
     api_port: int = Field(8500, ge=1, le=65535, description="Port of `toolsift serve api`.")
     mcp_port: int = Field(8600, ge=1, le=65535, description="Port of `toolsift serve mcp --transport http`.")
+    max_body_bytes: int = Field(
+        4_194_304, ge=1024,
+        description="Largest request body the search API, the MCP server over HTTP and the workbench accept: "
+        "413 at once on a larger Content-Length, or as soon as a streamed body passes it, read no further "
+        "(the ranker service's is ranker_max_request_bytes).")
     feedback_index: str = Field("toolsift-feedback", pattern=r"^[a-z0-9][a-z0-9._-]*$",
                                 description="Index of agents' feedback on returned tools (`POST /v1/feedback`).")
     token_budget: int | None = Field(
@@ -285,6 +296,12 @@ class Settings(BaseSettings):
     # --- ingest -----------------------------------------------------------------------------------
     max_field_chars: int = Field(
         100_000, ge=1000, description="Longest text accepted in one field; longer records are rejected."
+    )
+    max_nesting_depth: int = Field(
+        32, ge=32, le=128,
+        description="Deepest nesting of lists and objects accepted in one catalog record (its documentation "
+        "counts as level 1); a deeper record is rejected naming its field. At least 32 (what OpenAPI references "
+        "are inlined to), at most 128 (what every reader of a document walks safely).",
     )
     default_approval: ApprovalPolicy = Field(
         "first-sight",

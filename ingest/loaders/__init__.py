@@ -20,7 +20,8 @@ from toolsift.errors import CatalogError
 from toolsift.ingest.loaders import beir, mcp, mftr, openai_functions, openapi, toolret
 from toolsift.ingest.loaders.base import CatalogLoader
 from toolsift.ingest.loaders.files import read_json, read_text, require_file, type_name
-from toolsift.ingest.records import LoadedRecord
+from toolsift.ingest.nesting import DEFAULT_MAX_NESTING_DEPTH, nesting_problem
+from toolsift.ingest.records import LoadedRecord, RawTool, RejectedRecord
 
 __all__ = ["CatalogLoader", "LOADERS", "get_loader", "detect_format", "load_catalog"]
 
@@ -97,18 +98,41 @@ def _undetected_json(path: Path, data: Any) -> None:
     )
 
 
-def load_catalog(path: Path | str, format: str | None = None) -> Iterator[LoadedRecord]:
+def load_catalog(
+    path: Path | str, format: str | None = None, *, max_depth: int = DEFAULT_MAX_NESTING_DEPTH
+) -> Iterator[LoadedRecord]:
     """Read a catalog: agents (each before its tools), tools, and rejected records, in file order.
 
     Args:
         path: the catalog file.
         format: a name from :data:`LOADERS`; detected from the file when None.
+        max_depth: a record whose documentation (or standardised document) nests lists and objects
+            deeper than this (``Settings.max_nesting_depth``) comes out rejected, naming the field,
+            before anything walks it.
 
     Raises:
         CatalogError: at once for a missing file, an unknown format or an undetectable one; while
-            iterating for a file that turns out to be unreadable or not valid JSON.
+            iterating for a file that turns out to be unreadable, not valid JSON, or nested too deep
+            for Python's parser.
     """
     path = Path(path)
     loader = get_loader(format) if format is not None else get_loader(detect_format(path))
     require_file(path)
-    return loader.load(path)
+    return _depth_checked(loader.load(path), max_depth)
+
+
+def _depth_checked(records: Iterator[LoadedRecord], max_depth: int) -> Iterator[LoadedRecord]:
+    for record in records:
+        if isinstance(record, RejectedRecord):
+            yield record
+            continue
+        record_id = record.tool_id if isinstance(record, RawTool) else record.agent_id
+        standardized = record.standardized if isinstance(record, RawTool) else None
+        problem = nesting_problem(record.documentation, max_depth)
+        if problem is None and isinstance(standardized, Mapping):
+            problem = nesting_problem(standardized, max_depth, "standardized.")
+        if problem is None:
+            yield record
+            continue
+        field, reason = problem
+        yield RejectedRecord(record.source, record.position, reason, record_id=record_id, field=field)

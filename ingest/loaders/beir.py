@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from toolsift.ingest.loaders.base import CatalogLoader, not_expected, record_id
-from toolsift.ingest.loaders.files import first_jsonl_record, json_message, read_lines
+from toolsift.ingest.loaders.files import first_jsonl_record, json_message, parse_json, read_lines
+from toolsift.ingest.nesting import json_nesting
 from toolsift.ingest.records import LoadedRecord, RawTool, RejectedRecord
 
 __all__ = ["BeirLoader", "LOADER", "NAME", "detect", "load"]
@@ -53,7 +54,10 @@ def _line(source: str, number: int, raw_line: bytes) -> LoadedRecord | None:
     if not line:
         return None
     try:
-        record = json.loads(line)
+        record = parse_json(line)
+    except RecursionError:
+        nesting = json_nesting(line)
+        return RejectedRecord(source, position, f"too deep to parse: {nesting}", field=nesting.key)
     except json.JSONDecodeError as exc:
         return RejectedRecord(source, position, f"not valid JSON: {json_message(exc)} at column {exc.colno}")
     if not isinstance(record, dict):

@@ -17,14 +17,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolsift.errors import CatalogError
+from toolsift.ingest.nesting import PARSE_CUT_DEPTH, cut_json_depth, json_nesting
 
 __all__ = [
     "require_file",
     "read_text",
     "read_json",
+    "parse_json",
     "read_lines",
     "json_problem",
     "json_message",
+    "too_deep_to_parse",
     "list_records",
     "listed_under",
     "type_name",
@@ -64,7 +67,9 @@ def read_json(path: Path) -> Any:
     """
     text = read_text(path)
     try:
-        return json.loads(text)
+        return parse_json(text)
+    except RecursionError:
+        raise CatalogError(f"catalog file {str(path)!r} {too_deep_to_parse(text)}") from None
     except json.JSONDecodeError as exc:
         # An unterminated string is reported where it starts, not at the end of the file.
         ends_early = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
@@ -72,6 +77,62 @@ def read_json(path: Path) -> Any:
         raise CatalogError(
             f"catalog file {str(path)!r} is not valid JSON: {json_problem(exc)}{hint}"
         ) from exc
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def parse_json(text: str) -> Any:
+    """JSON text of a catalog, read whatever it holds.
+
+    * Nested too deep for Python's parser (a ``RecursionError``): the containers below
+      :data:`~toolsift.ingest.nesting.PARSE_CUT_DEPTH` are cut (:func:`cut_json_depth`) and the text
+      parsed again, so only the deep records are rejected later, each naming its field.
+    * A ``\\ud800``-style escape with no partner (a lone surrogate, which no UTF-8 text can hold) is
+      replaced by U+FFFD, the replacement character, wherever it is.
+
+    Raises:
+        json.JSONDecodeError: the text is not JSON.
+        RecursionError: still too deep after the cut (it cannot be: the cut text nests at most
+            ``PARSE_CUT_DEPTH`` levels).
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        value = json.loads(cut_json_depth(text, PARSE_CUT_DEPTH))
+    return without_lone_surrogates(value) if _SURROGATE_ESCAPE.search(text) else value
+
+
+def _repaired(text: str) -> str:
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """``value`` with every string (keys too) holding a lone surrogate repaired (U+FFFD in its place);
+    walked with its own stack, for any depth. Containers are repaired in place."""
+    stack = [value]
+    if isinstance(value, str):
+        return _repaired(value)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in list(node):
+                item = node[key]
+                if isinstance(item, str):
+                    item = _repaired(item)
+                elif isinstance(item, (dict, list)):
+                    stack.append(item)
+                fixed = _repaired(key) if isinstance(key, str) else key
+                if fixed != key:
+                    del node[key]
+                node[fixed] = item
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                if isinstance(item, str):
+                    node[index] = _repaired(item)
+                elif isinstance(item, (dict, list)):
+                    stack.append(item)
+    return value
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -86,6 +147,11 @@ def read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             yield from enumerate(handle, start=1)
     except OSError as exc:
         raise CatalogError(f"catalog file {str(path)!r} cannot be read: {exc.strerror}") from exc
+
+
+def too_deep_to_parse(text: str) -> str:
+    """Why JSON text that Python's parser gave up on (``RecursionError``) cannot be read, and where."""
+    return f"is too deep to parse: {json_nesting(text)}"
 
 
 def json_message(exc: json.JSONDecodeError) -> str:
@@ -181,8 +247,8 @@ def _peek(path: str, _mtime_ns: int, _size: int) -> JsonPeek | None:
             opener = text[start]
             if opener == "{":
                 try:
-                    whole = json.loads(text + handle.read())
-                except json.JSONDecodeError:
+                    whole = parse_json(text + handle.read())
+                except (json.JSONDecodeError, RecursionError):
                     return None
                 return JsonPeek("object", whole)
             if opener != "[":
@@ -197,6 +263,12 @@ def _peek(path: str, _mtime_ns: int, _size: int) -> JsonPeek | None:
                         first, _ = decoder.raw_decode(body)
                     except json.JSONDecodeError:
                         pass
+                    except RecursionError:  # the first record nests too deep for the parser: read it cut
+                        try:
+                            first, _ = decoder.raw_decode(cut_json_depth(body + handle.read()))
+                        except (json.JSONDecodeError, RecursionError):
+                            return None
+                        return JsonPeek("list", first)
                     else:
                         return JsonPeek("list", first)
                 more = handle.read(chunk)
@@ -216,6 +288,6 @@ def first_jsonl_record(path: Path) -> Any:
                 line = raw_line.decode("utf-8-sig").strip()
                 if line:
                     return json.loads(line)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     return None

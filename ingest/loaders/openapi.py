@@ -36,6 +36,7 @@ from toolsift.ingest.loaders.base import JsonCatalogLoader
 from toolsift.ingest.loaders.files import JsonPeek, read_json, read_text, type_name
 from toolsift.ingest.loaders.naming import agent_id_for, nonblank, slugify
 from toolsift.ingest.loaders.openapi_refs import RefResolver
+from toolsift.ingest.nesting import DEFAULT_MAX_NESTING_DEPTH
 from toolsift.ingest.records import LoadedRecord, RawAgent, RawTool, RejectedRecord
 
 __all__ = ["OpenApiLoader", "LOADER", "NAME", "detect", "load"]
@@ -179,7 +180,9 @@ def _read_yaml(path: Path) -> Any:
         ) from exc
     text = read_text(path)
     try:
-        return _jsonable(yaml.safe_load(text))
+        return _jsonable(yaml.safe_load(text), path, _YAML_NODE_BUDGET + 10 * len(text))
+    except RecursionError:
+        raise CatalogError(f"catalog file {str(path)!r} is too deep to parse: YAML nested too deep for the parser") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
@@ -187,17 +190,43 @@ def _read_yaml(path: Path) -> Any:
         raise CatalogError(f"catalog file {str(path)!r} is not valid YAML: {problem}{where}") from exc
 
 
-def _jsonable(value: Any) -> Any:
-    """YAML's extra scalar types as JSON ones: keys as strings (``200:``), dates as ISO text."""
-    if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_jsonable(item) for item in value]
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
+#: Values a YAML spec may expand to beyond one per character of its text: aliases (``*name``) repeat
+#: what they point to, so a kilobyte can stand for billions of values ("billion laughs").
+_YAML_NODE_BUDGET = 100_000
+
+
+def _jsonable(value: Any, path: Path, budget: int) -> Any:
+    """YAML's extra scalar types as JSON ones: keys as strings (``200:``), dates as ISO text.
+
+    Copied without recursion, alias by alias (each repeat is a copy, as JSON would spell it out).
+
+    Raises:
+        CatalogError: the copy grows past ``budget`` values.
+    """
+    out: list[Any] = [None]
+    # (value, the container its copy goes into, the key or index there)
+    stack: list[tuple[Any, Any, Any]] = [(value, out, 0)]
+    while stack:
+        item, parent, key = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise CatalogError(f"catalog file {str(path)!r}: the YAML expands to too many values "
+                               "(its aliases repeat their anchors' values too often)")
+        copy: Any
+        if isinstance(item, dict):
+            copy = {}
+            stack.extend((inner, copy, str(name)) for name, inner in reversed(list(item.items())))
+        elif isinstance(item, list):
+            copy = [None] * len(item)
+            stack.extend((inner, copy, index) for index, inner in enumerate(item))
+        elif isinstance(item, (datetime.date, datetime.datetime)):
+            copy = item.isoformat()
+        elif item is None or isinstance(item, (str, int, float, bool)):
+            copy = item
+        else:
+            copy = str(item)
+        parent[key] = copy
+    return out[0]
 
 
 def _operation_doc(
@@ -217,7 +246,7 @@ def _operation_doc(
     if isinstance(tags, list) and tags:
         doc["tags"] = [tag for tag in tags if isinstance(tag, str)]
     doc["parameters"] = _parameters(resolver, item, operation)
-    responses = resolver.resolve(operation.get("responses"))
+    responses = resolver.resolve(operation.get("responses"), level=2)  # documentation → responses
     if isinstance(responses, dict):
         doc["responses"] = {
             str(code): _response(response) for code, response in responses.items()
@@ -236,7 +265,7 @@ def _parameters(
         if not isinstance(level, list):
             continue
         for raw in level:
-            param = resolver.resolve(raw)
+            param = resolver.resolve(raw, level=3)  # documentation → parameters → this parameter
             if not isinstance(param, dict):
                 continue
             if isinstance(param.get("$ref"), str) and "name" not in param:
@@ -250,7 +279,7 @@ def _parameters(
             else:
                 unnamed.append(entry)
     params = [*merged.values(), *unnamed]
-    body = resolver.resolve(operation.get("requestBody"))
+    body = resolver.resolve(operation.get("requestBody"))  # its schema's properties move up, never down
     if isinstance(body, dict):
         params.extend(_body_parameters(body))
     return params
@@ -282,9 +311,10 @@ def _content_schema(content: Any) -> Any:
     return None
 
 
-def _object_properties(schema: Any) -> tuple[dict[str, Any], list[str]] | None:
-    """Properties and required names of an object schema (``allOf`` parts merged), else None."""
-    if not isinstance(schema, dict):
+def _object_properties(schema: Any, depth: int = 0) -> tuple[dict[str, Any], list[str]] | None:
+    """Properties and required names of an object schema (``allOf`` parts merged, as deep as a
+    record may nest), else None."""
+    if not isinstance(schema, dict) or depth > DEFAULT_MAX_NESTING_DEPTH:
         return None
     properties: dict[str, Any] = {}
     required: list[str] = []
@@ -294,7 +324,7 @@ def _object_properties(schema: Any) -> tuple[dict[str, Any], list[str]] | None:
     if isinstance(schema.get("required"), list):
         required.extend(r for r in schema["required"] if isinstance(r, str))
     for part in schema.get("allOf") or []:
-        merged = _object_properties(part)
+        merged = _object_properties(part, depth + 1)
         if merged is not None:
             properties.update(merged[0])
             required.extend(merged[1])

@@ -182,9 +182,15 @@ def test_approving_the_change_serves_the_new_definition_flagged_and_rejecting_ke
     assert stored["description"] == POISON and stored["risk"] == "flagged"
     assert client.get(index=INDEX, id="quick-math/multiply")["_source"]["source"] == "mcp/servers"
     again = ingest_catalog(client, settings, embedder, pulled["folder"] / "another.json")
-    assert "quick-math/multiply" in {h.doc_id for h in again.held}  # still held: not served
     waiting = {p["id"] for p in json.loads(_cli(settings, "approvals", "list", "--index", INDEX, "--json").stdout)}
     assert not waiting & {"quick-math/multiply", "agent:quick-math"}  # a rejected version is not queued again
+    assert {h.doc_id for h in again.held} <= waiting  # held: what `toolsift approvals list` shows
+    assert {h.doc_id for h in again.refused} == {"quick-math/multiply", "agent:quick-math"}  # rejected before
+    assert client.get(index=INDEX, id="quick-math/multiply")["_source"]["source"] == "mcp/servers"  # still not served
+    summary = _cli(settings, "ingest", str(pulled["folder"] / "another.json"), "--index", INDEX, "--quiet")
+    assert summary.exit_code == 0, summary.output
+    assert f"held {len(waiting & {'quick-math/multiply', 'agent:quick-math'})} (pending approval)" in summary.stdout
+    assert "refused 2 (rejected before" in summary.stderr
 
 
 def test_under_the_manual_policy_a_new_tool_is_served_only_once_approved(

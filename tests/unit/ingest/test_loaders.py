@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
@@ -431,3 +432,30 @@ def test_mftr_standardized_apibank_gives_101_tools_with_examples(datasets: Path)
     assert len(docs) == 101
     assert all(isinstance(d, ToolDoc) and d.examples for d in docs)
     assert {d.source for d in docs} == {"mftr/apibank"}
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_a_lone_surrogate_escape_is_read_as_the_replacement_character_and_the_tool_is_kept(
+        tmp_path: Path, suffix: str) -> None:
+    """``"\\ud800"`` with no partner is valid JSON but no UTF-8 text can hold it: hashing, the screen and
+    OpenSearch would choke on it. It is read as U+FFFD, in values and keys, and a real pair stays whole."""
+    from toolsift.config import Settings
+    from toolsift.ingest.pipeline import normalised_records, validate_catalog
+
+    if suffix == ".json":
+        text = ('[{"name": "srv", "description": "A server.", "tools": [{"name": "odd", '
+                '"description": "Broken \\ud800 text \\udc00 and a real pair \\ud83d\\ude00.", '
+                '"inputSchema": {"type": "object", "properties": {"k\\udfff": {"type": "string", '
+                '"description": "A key with a lone low surrogate."}}}}]}]')
+    else:
+        text = '{"_id": "odd", "title": "odd", "text": "Broken \\ud800 text \\udc00 and a real pair \\ud83d\\ude00."}\n'
+    path = tmp_path / f"catalog{suffix}"
+    path.write_text(text, encoding="utf-8")
+
+    report = validate_catalog(path, Settings())
+    [doc] = [item for _, item in normalised_records(load_catalog(path), 100_000) if isinstance(item, ToolDoc)]
+
+    assert report.rejected == [] and report.tools == 1
+    assert "Broken \ufffd text \ufffd and a real pair \U0001f600." in doc.description
+    assert doc.content_hash  # hashing encodes the text as UTF-8: it would raise on a surrogate
+    json.dumps(dataclasses.asdict(doc), ensure_ascii=False).encode("utf-8")  # what goes to OpenSearch

@@ -242,6 +242,65 @@ def test_a_reference_that_points_nowhere_is_marked_unresolved() -> None:
     }
 
 
+def _chain(length: int) -> dict[str, Any]:
+    """Schemas S0 → S1 → ... → S<length> (each an object whose ``next`` property is the next one)."""
+    schemas: dict[str, Any] = {f"S{i}": {"type": "object", "properties": {"next": {"$ref": f"#/components/schemas/S{i + 1}"}}}
+                               for i in range(length)}
+    schemas[f"S{length}"] = {"type": "string", "description": "the end"}
+    return {"openapi": "3.0.0", "info": {"title": "Chain"}, "components": {"schemas": schemas}, "paths": {"/c": {"get": {
+        "operationId": "chained", "responses": {"200": {"description": "ok", "content": {"application/json": {
+            "schema": {"$ref": "#/components/schemas/S0"}}}}}}}}}
+
+
+def test_a_short_reference_chain_is_inlined_whole(tmp_path: Path) -> None:
+    (tool_record,) = loaded(write_spec(tmp_path, _chain(5)))[1].values()
+    schema = tool_record.documentation["responses"]["200"]["schema"]
+    for _ in range(5):
+        schema = schema["properties"]["next"]
+    assert schema == {"type": "string", "description": "the end"}
+
+
+def test_a_long_reference_chain_is_inlined_only_as_deep_as_a_record_may_nest(tmp_path: Path) -> None:
+    (tool_record,) = loaded(write_spec(tmp_path, _chain(60)))[1].values()
+    schema, levels = tool_record.documentation["responses"]["200"]["schema"], 0
+    while "properties" in schema:
+        schema, levels = schema["properties"]["next"], levels + 1
+    assert schema["truncated"] is True and schema["$ref"] == f"#/components/schemas/S{levels}"
+    assert 5 < levels < 20  # documentation → responses → 200 → schema, then two levels per link
+    assert normalise_tool(tool_record).tool_id == "chain/chained"
+
+
+def test_yaml_aliases_that_expand_a_kilobyte_into_millions_of_values_are_refused(tmp_path: Path) -> None:
+    lines = ['openapi: "3.0.0"', "info: {title: Laughs}", 'x-0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"x-{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]" for i in range(1, 9)]  # 10^9 values
+    lines.append("paths: {/x: {get: {operationId: x, parameters: [{name: q, in: query, schema: {default: *l8}}]}}}")
+    path = tmp_path / "laughs.yaml"
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+    with pytest.raises(CatalogError, match=r"laughs\.yaml.*the YAML expands to too many values"):
+        list(load_catalog(path, "openapi"))
+
+
+def test_yaml_aliases_used_as_specs_use_them_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "api.yaml"
+    path.write_text('openapi: "3.0.0"\ninfo: {title: Pets}\nx-id: &id {name: id, in: path, schema: {type: string}}\n'
+                    "paths:\n  /a/{id}: {get: {operationId: a, parameters: [*id]}}\n"
+                    "  /b/{id}: {get: {operationId: b, parameters: [*id]}}\n", encoding="utf-8")
+
+    tools = loaded(path)[1]
+
+    assert [t.documentation["parameters"][0]["name"] for t in tools.values()] == ["id", "id"]
+
+
+def test_yaml_nested_too_deep_to_parse_is_a_catalog_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text('openapi: "3.0.0"\ninfo: {title: Deep}\npaths: {/x: {get: {operationId: x, x-deep: '
+                    + "[" * 5000 + "]" * 5000 + "}}}\n", encoding="utf-8")
+
+    with pytest.raises(CatalogError, match=r"deep\.yaml.* is too deep to parse"):
+        list(load_catalog(path, "openapi"))
+
+
 def test_an_external_reference_is_left_as_it_is(tmp_path: Path) -> None:
     spec = {
         "openapi": "3.0.0",
