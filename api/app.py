@@ -10,9 +10,13 @@ Routes (JSON; OpenAPI at ``/docs`` and ``/openapi.json``):
 - ``GET /health`` (open) and ``GET /metrics`` (Prometheus; a key when keys are configured).
 
 Every ``/v1`` route needs a key when keys are configured (``Authorization: Bearer <key>``) and runs
-in that key's tenant. Errors are one JSON body, ``{"error", "code", "field"}``: 400 naming the bad
-field, 401 (no or wrong key), 403 (a foreign ``Host``, or a role that may not), 404 (no such tool,
-or another tenant's), 503 with the reason when OpenSearch is down; never a stack trace.
+in that key's tenant. Before any route reads a request, :class:`toolsift.webguard.RequestGuard`
+refuses a foreign ``Host`` (403), a write from another site's page (403: a foreign ``Origin`` or
+``Sec-Fetch-Site: cross-site``), a missing or wrong key (401, before the body is read), a write
+not sent as JSON (415) and a body over ``max_body_bytes`` (413, on ``Content-Length`` or while it
+streams). Errors are one JSON body, ``{"error", "code", "field"}``: 400 naming the bad field, 401,
+403 (also a role that may not), 404 (no such tool, or another tenant's), 413, 415, 503 with the
+reason when OpenSearch is down; never a stack trace.
 
 The client, the embedding model and the searcher (index checks, search pipelines) are loaded once, in
 the lifespan, before the port answers; searches run in the threadpool, off the event loop.
@@ -41,7 +45,16 @@ from toolsift.errors import ClusterError
 from toolsift.query.structured import MAX_QUERY_CHARS
 from toolsift.search.definitions import Format
 from toolsift.search.feedback import MAX_OUTCOMES, ToolOutcome
-from toolsift.webguard import HostGuard, answer_errors, caller, error_response, validation_problem
+from toolsift.webguard import (
+    RequestGuard,
+    answer_errors,
+    caller,
+    error_response,
+    invalid_field,
+    key_check,
+    unreadable_body,
+    validation_problem,
+)
 
 __all__ = ["create_app", "app_from_environment", "default_service", "SearchBody", "ToolsetBody", "FeedbackBody"]
 
@@ -156,7 +169,9 @@ def create_app(
 
     app = FastAPI(title="toolsift search API", version="1", lifespan=lifespan, docs_url="/docs", redoc_url=None,
                   description=__doc__)
-    app.add_middleware(HostGuard, allowed=allowed_hosts or settings.allowed_hosts)
+    app.add_middleware(RequestGuard, allowed_hosts=allowed_hosts or settings.allowed_hosts,
+                       max_body_bytes=settings.max_body_bytes, authenticate=key_check(keys),
+                       protected=("/v1/", "/metrics"))
 
     app.state.keys = keys
     app.state.services = state
@@ -174,10 +189,7 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
-        # A body that is not JSON at all has the parse position in its location: no field to name.
-        loc = () if first.get("type") == "json_invalid" else first.get("loc", ())
-        where = [str(p) for p in loc if p not in ("body", "query", "path")]
-        field = ".".join(where) or None
+        field = invalid_field(first)  # the body's own `query` stays `query`
         problem = validation_problem(first) if first else "invalid request"
         message = f"{field}: {problem}" if field else problem
         return JSONResponse({"error": message, "code": "bad_request", "field": field}, status_code=400)
@@ -187,7 +199,7 @@ def create_app(
         # FastAPI's own refusals (a body it cannot decode, an unknown route) in the one error body.
         detail = str(exc.detail)
         if exc.status_code == 400 and "parsing the body" in detail:
-            detail = "the body cannot be read as JSON: it is not UTF-8 text (send UTF-8 JSON)"
+            detail = unreadable_body(exc)
         return JSONResponse({"error": detail, "code": "bad_request" if exc.status_code == 400 else f"http_{exc.status_code}",
                              "field": None}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 

@@ -105,4 +105,4 @@ def mcp(app: AppContext, transport: Literal["stdio", "http"], host: str, port: i
     server = create_mcp_server(settings, lambda: service, http_url=f"http://{host}:{port}")
     auth = f"{len(keys)} API key(s) required" if keys.enabled else "no keys configured: open, every tenant"
     click.echo(f"toolsift MCP server: index {settings.index}; {auth}; http://{host}:{port}/mcp", err=True)
-    uvicorn.run(streamable_http_app(server, hosts, port), host=host, port=port, log_level="warning")
+    uvicorn.run(streamable_http_app(server, hosts, port, settings=settings), host=host, port=port, log_level="warning")

@@ -23,18 +23,22 @@ with one ``reranker.score_pairs`` call on a single model thread (one model call 
 gives each request its slice; the request then fuses. The answer is the in-process
 ``pipeline.rank(request)``'s (padding in a shared batch can move the model's floats by ~1e-6).
 
-**Errors** are JSON ``{"error": {"code": "<short_code>", "message": "..."}}``: 400 (``invalid_json``,
-``bad_query`` for a malformed structured query), 401 (``unauthorized``, with ``WWW-Authenticate:
-Bearer``), 404/405, 413 (``request_too_large``: checked on ``Content-Length`` and on the bytes
-streamed, before parsing), 422 (``invalid_request``: the schema's limits; the message names the
-field), 503 (``reranker_failed``, ``shutting_down``), 500 (``internal_error``).
+**Errors** of the routes are JSON ``{"error": {"code": "<short_code>", "message": "..."}}``: 400
+(``invalid_json``, ``bad_query`` for a malformed structured query), 404/405, 422 (``invalid_request``:
+the schema's limits; the message names the field), 503 (``reranker_failed``, ``shutting_down``), 500
+(``internal_error``). What every toolsift service refuses before any route
+(:class:`toolsift.webguard.RequestGuard`) answers in the services' one body ``{"error", "code",
+"field"}``: 403 ``forbidden`` (a foreign ``Host``; a write from another site's page), 401
+``unauthorized`` (with ``WWW-Authenticate: Bearer``, before the body is read), 415
+``unsupported_media_type`` (a body declared as anything but JSON) and 413 ``request_too_large``
+(``max_request_bytes``: on ``Content-Length`` or as soon as the streamed body passes it).
 
 **Auth.** With API keys configured (``[[api_keys]]``, :class:`toolsift.access.KeyRing`: the same
 keys the workbench and the search API take, any role) or a token (``ranker_token`` / ``--token``,
 kept for existing deployments), ``/v1/rank`` and ``/metrics`` need one of them as
 ``Authorization: Bearer <key>`` (or ``X-API-Key``), compared in constant time; 401 ``unauthorized``
 otherwise. ``/health`` never does. Requests whose ``Host`` header is not an allowed host get 403
-``forbidden`` (:class:`toolsift.webguard.HostGuard`, before any route). ``toolsift serve ranker``
+``forbidden`` (:class:`toolsift.webguard.RequestGuard`, before any route). ``toolsift serve ranker``
 refuses to listen beyond loopback with neither keys nor a token unless ``--insecure-no-auth``.
 """
 
@@ -46,7 +50,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -68,7 +72,7 @@ from toolsift.ranker.protocol import (
     RankRequest,
     RankResponse,
 )
-from toolsift.webguard import HostGuard, allowed_hosts_for
+from toolsift.webguard import RequestGuard, allowed_hosts_for
 
 if TYPE_CHECKING:
     from toolsift.config import Settings
@@ -420,20 +424,12 @@ def create_app(
         finally:
             await batcher.stop()
 
-    app = FastAPI(title="toolsift ranker", lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)
-    app.add_middleware(HostGuard, allowed=list(LOOPBACK_HOSTS if allowed_hosts is None else allowed_hosts))
-    app.state.pipeline = pipeline
-    app.state.batcher = batcher
-    app.state.metrics = metrics
-
     needed = ("a valid bearer token is required (Authorization: Bearer <token>)" if not keyring.enabled else
               f"a valid API key{' or the ranker token' if expected else ''} is required as a bearer token "
               "(Authorization: Bearer <key>)")
 
-    def authorize(request: Request) -> None:
-        if expected is None and not keyring.enabled:
-            return
-        credentials = bearer_token(request.headers)
+    def check_key(headers: Mapping[str, str]) -> None:
+        credentials = bearer_token(headers)
         if credentials is not None:
             if expected is not None and secrets.compare_digest(credentials.encode("utf-8"), expected):
                 return
@@ -443,7 +439,24 @@ def create_app(
                     return
                 except AuthError:
                     pass
-        raise _ApiError(401, "unauthorized", needed, {"WWW-Authenticate": "Bearer"})
+        raise AuthError(needed)
+
+    guarded = expected is not None or keyring.enabled
+    app = FastAPI(title="toolsift ranker", lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)
+    app.add_middleware(RequestGuard, allowed_hosts=list(LOOPBACK_HOSTS if allowed_hosts is None else allowed_hosts),
+                       max_body_bytes=max_request_bytes, authenticate=check_key if guarded else None,
+                       protected=("/v1/", "/metrics"), limit_setting="ranker_max_request_bytes")
+    app.state.pipeline = pipeline
+    app.state.batcher = batcher
+    app.state.metrics = metrics
+
+    def authorize(request: Request) -> None:  # the guard checked already; a route never runs unguarded
+        if not guarded:
+            return
+        try:
+            check_key(request.headers)
+        except AuthError:
+            raise _ApiError(401, "unauthorized", needed, {"WWW-Authenticate": "Bearer"}) from None
 
     async def read_body(request: Request) -> bytes:
         declared = request.headers.get("content-length")

@@ -266,6 +266,16 @@ def seeded_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+def drop_indices(client: Any, prefix: str) -> None:
+    """Every index, index template and search pipeline whose name starts with ``prefix``."""
+    client.indices.delete(index=f"{prefix}*", ignore_unavailable=True, expand_wildcards="all")
+    for tpl in client.indices.get_index_template(name=f"{prefix}*", ignore=404).get("index_templates", []):
+        client.indices.delete_index_template(name=tpl["name"])
+    for pid in client.search_pipeline.get(ignore=404):
+        if pid.startswith(prefix):
+            client.search_pipeline.delete(id=pid)
+
+
 class ServedApp:
     """An ASGI app served by a real uvicorn server on a loopback port, in a thread."""
 
@@ -295,6 +305,22 @@ class ServedApp:
             self._server.should_exit = True
             self._thread.join(timeout=15)
         self._socket.close()
+
+
+class BodyCounter:
+    """ASGI wrapper: counts the request-body bytes the app under it pulled from the server (``consumed``)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.consumed = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def counted() -> Any:
+            message = await receive()
+            self.consumed += len(message.get("body", b""))
+            return message
+
+        await self.app(scope, counted if scope["type"] == "http" else receive, send)
 
 
 def _serving() -> Iterator[Any]:

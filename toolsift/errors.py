@@ -28,6 +28,8 @@ __all__ = [
     "AuthError",
     "ForbiddenError",
     "NotFoundError",
+    "RequestTooLargeError",
+    "UnsupportedMediaTypeError",
     "RankerUnavailableError",
     "SourceError",
     "LLMError",
@@ -142,6 +144,14 @@ class NotFoundError(ToolsiftError):
     ids of other tenants' tools are not revealed)."""
 
 
+class RequestTooLargeError(ToolsiftError):
+    """An HTTP request's body is larger than the service accepts (refused before it is read whole)."""
+
+
+class UnsupportedMediaTypeError(ToolsiftError):
+    """A request that changes state sends its body as something other than JSON."""
+
+
 class RankerUnavailableError(ToolsiftError):
     """The remote ranker did not answer in time or answered with an error."""
 
@@ -188,6 +198,8 @@ ERROR_TABLE: dict[type[Exception], ErrorKind] = {
     AuthError: ErrorKind(12, 401, "unauthorized"),
     ForbiddenError: ErrorKind(12, 403, "forbidden"),
     NotFoundError: ErrorKind(9, 404, "not_found"),
+    RequestTooLargeError: ErrorKind(9, 413, "request_too_large"),
+    UnsupportedMediaTypeError: ErrorKind(9, 415, "unsupported_media_type"),
     RankerUnavailableError: ErrorKind(10, 503, "ranker_unavailable"),
     SourceError: ErrorKind(13, 502, "source_unavailable"),
     LLMError: ErrorKind(11, 502, "llm_error"),

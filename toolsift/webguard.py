@@ -1,41 +1,68 @@
 """The guards every toolsift HTTP service puts in front of its routes (search API, MCP over HTTP,
-workbench, ranker service): the ``Host`` allow-list, the caller's key, and the one JSON error body.
+workbench, ranker service): one request guard, the caller's key, and the one JSON error body.
 
-* :class:`HostGuard` — an ASGI middleware answering 403 to a request whose ``Host`` header is not one
-  the service answers to (a DNS-rebinding page in a browser reaches loopback with a foreign name);
+* :class:`RequestGuard` — an ASGI middleware that refuses, before any route reads a request: a
+  ``Host`` the service does not answer to (403; a DNS-rebinding page in a browser reaches loopback
+  with a foreign name), a write from another site's page (403, whether or not keys are configured),
+  a protected path without a valid key (401, before a byte of the body is read), a write whose body
+  is declared as anything but JSON (415), and a body over the cap (413, on ``Content-Length`` or as
+  soon as a streamed body passes it, reading no further);
+* :func:`key_check` — the guard's key check over a :class:`~toolsift.access.KeyRing`;
 * :func:`caller` — the :class:`~toolsift.access.Principal` of a request, from its key;
 * :func:`error_body` / :func:`error_response` — ``{"error": message, "code": code, "field": field}``
   with the status of :data:`toolsift.errors.ERROR_TABLE`, never a stack trace;
 * :func:`answer_errors` — the handlers a FastAPI app installs so that toolsift's errors, OpenSearch's
-  and unexpected ones all answer with that body.
+  and unexpected ones all answer with that body;
+* :func:`validation_problem`, :func:`invalid_field`, :func:`unreadable_body` — what a request that
+  fails validation, or whose body cannot be read as JSON, says, in the same words on every service.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI
 from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from opensearchpy.exceptions import TransportError
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from toolsift.access import KeyRing, Principal, bearer_token, host_allowed
-from toolsift.errors import ToolsiftError, error_kind
+from toolsift.access import KeyRing, Principal, bearer_token, host_allowed, is_loopback
+from toolsift.errors import (
+    AuthError,
+    ForbiddenError,
+    RequestTooLargeError,
+    ToolsiftError,
+    UnsupportedMediaTypeError,
+    error_kind,
+)
 
 __all__ = [
-    "HostGuard",
+    "RequestGuard",
+    "WRITE_METHODS",
+    "KeyCheck",
+    "key_check",
     "allowed_hosts_for",
     "caller",
     "error_body",
     "error_response",
     "answer_errors",
     "validation_problem",
+    "invalid_field",
+    "unreadable_body",
 ]
+
+#: The methods that change state: the cross-site and media-type checks apply to them.
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: A request's headers → its caller, or :class:`~toolsift.errors.AuthError`.
+KeyCheck = Callable[[Mapping[str, str]], object]
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def allowed_hosts_for(configured: Iterable[str], bound: str) -> list[str]:
@@ -47,25 +74,149 @@ def allowed_hosts_for(configured: Iterable[str], bound: str) -> list[str]:
     return hosts
 
 
-class HostGuard:
-    """ASGI middleware: HTTP requests whose ``Host`` is not in ``allowed`` get 403 ``forbidden``."""
+def key_check(keys: KeyRing) -> KeyCheck | None:
+    """:class:`RequestGuard`'s key check over ``keys``: a bearer key (or ``X-API-Key``) they know;
+    None when no keys are configured (an open service)."""
+    if not keys.enabled:
+        return None
+    return lambda headers: keys.authenticate(bearer_token(headers))
 
-    def __init__(self, app: ASGIApp, allowed: Iterable[str]) -> None:
+
+class RequestGuard:
+    """ASGI middleware: what every toolsift HTTP service checks before any route reads a request.
+
+    In this order, each refusal being the one JSON error body (:func:`error_response`):
+
+    1. a ``Host`` that is not an allowed host → 403 ``forbidden`` (field ``Host``);
+    2. a write (:data:`WRITE_METHODS`) from another site's page → 403 ``forbidden``, keys or not: an
+       ``Origin`` that is not the service's own (field ``Origin``: its own is the origin the request
+       was sent to, ``Host`` and port alike; or, behind a proxy that rewrites ``Host``, a name in the
+       allowed hosts that is not a loopback one, as loopback names are every local server's), or
+       ``Sec-Fetch-Site: cross-site`` (or ``same-site`` without such an Origin; field ``Sec-Fetch-Site``).
+       Programs send neither header and pass;
+    3. a path under ``protected`` (and not in ``open_paths``) without a key ``authenticate`` takes
+       → 401 ``unauthorized``, before a byte of the body is read;
+    4. a write whose body is declared as anything but JSON (``application/json``, ``*/*+json``)
+       → 415 ``unsupported_media_type`` (field ``Content-Type``; a form or ``text/plain`` is what a
+       page may send another site without asking);
+    5. a body over ``max_body_bytes`` → 413 ``request_too_large``: at once when ``Content-Length``
+       says so (field ``Content-Length``), else as soon as the streamed body passes the cap, reading
+       no further (the connection is then closed).
+
+    A body within the cap is read before the route runs and handed to it whole, so a route never
+    holds more than the cap of one request.
+
+    Args:
+        app: the service.
+        allowed_hosts: the ``Host`` names answered (no ports; ``*``: any).
+        max_body_bytes: the largest body taken.
+        authenticate: the key check of protected paths (:func:`key_check`); None: none (open).
+        protected: path prefixes that need a key.
+        open_paths: paths under those prefixes that do not.
+        limit_setting: the setting named in the 413 message.
+    """
+
+    def __init__(self, app: ASGIApp, *, allowed_hosts: Iterable[str], max_body_bytes: int,
+                 authenticate: KeyCheck | None = None, protected: Iterable[str] = (),
+                 open_paths: Iterable[str] = (), limit_setting: str = "max_body_bytes") -> None:
         self.app = app
-        self.allowed = list(allowed)
+        self.allowed = list(allowed_hosts)
+        self.max_body_bytes = max_body_bytes
+        self.authenticate = authenticate
+        self.protected = tuple(protected)
+        self.open_paths = frozenset(open_paths)
+        self.limit_setting = limit_setting
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            host = next((v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"host"), None)
-            if not host_allowed(host, self.allowed):
-                body = json.dumps({"error": f"this service does not answer to host {host!r}", "code": "forbidden",
-                                   "field": "Host"}).encode()
-                await send({"type": "http.response.start", "status": 403,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        has_body = headers.get("content-length", "0").strip() not in ("", "0") or "transfer-encoding" in headers
+        refusal = self._refusal(scope, headers)
+        if refusal is not None:
+            if has_body:  # the body stays unread: the connection cannot carry another request
+                refusal.headers["connection"] = "close"
+            await refusal(scope, receive, send)
+            return
+        if not has_body:
+            await self.app(scope, receive, send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away mid-body: nobody to answer
+            body += message.get("body", b"")
+            if len(body) > self.max_body_bytes:
+                refusal = error_response(RequestTooLargeError(), f"the body is larger than the {self.max_body_bytes:,} "
+                                         f"bytes this service accepts (setting {self.limit_setting})")
+                refusal.headers["connection"] = "close"
+                await refusal(scope, receive, send)
                 return
-        await self.app(scope, receive, send)
+            if not message.get("more_body", False):
+                break
+        delivered = False
+
+        async def replay() -> Message:
+            nonlocal delivered
+            if delivered:
+                return await receive()  # after the body: the server's own (a disconnect)
+            delivered = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    def _refusal(self, scope: Scope, headers: Headers) -> JSONResponse | None:
+        """The answer to a request refused on its headers alone, else None."""
+        host = headers.get("host")
+        if not host_allowed(host, self.allowed):
+            return error_response(ForbiddenError(), f"this service does not answer to host {host!r}", "Host")
+        write = scope["method"] in WRITE_METHODS
+        if write:
+            origin, fetch_site = headers.get("origin"), headers.get("sec-fetch-site", "").lower()
+            if origin is not None and not self._own_origin(origin, host or ""):
+                return error_response(ForbiddenError(), f"a write from another site's page is refused: Origin "
+                                      f"{origin!r} is not this service's own", "Origin")
+            if fetch_site == "cross-site" or (fetch_site == "same-site" and origin is None):
+                return error_response(ForbiddenError(), f"a write from another site's page is refused "
+                                      f"(Sec-Fetch-Site: {fetch_site})", "Sec-Fetch-Site")
+        path = scope.get("path", "")
+        if (self.authenticate is not None and path.startswith(self.protected) and path not in self.open_paths):
+            try:
+                self.authenticate(headers)
+            except AuthError as exc:
+                return error_response(exc)
+        content_type = headers.get("content-type")
+        if write and content_type is not None and not _is_json(content_type):
+            return error_response(UnsupportedMediaTypeError(), f"the body is declared as {content_type[:100]!r}: "
+                                  "this service takes JSON (send Content-Type: application/json)", "Content-Type")
+        declared = headers.get("content-length", "")
+        if declared.isdigit():  # the server itself refuses a Content-Length that is not a number
+            length = int(declared)
+            if length > self.max_body_bytes:
+                return error_response(RequestTooLargeError(), f"the body has {length:,} bytes; this service accepts at "
+                                      f"most {self.max_body_bytes:,} (setting {self.limit_setting})", "Content-Length")
+        return None
+
+    def _own_origin(self, origin: str, host: str) -> bool:
+        """Whether a write's ``Origin`` is the service's own (see the class docstring)."""
+        try:
+            sent_from, sent_to = urlsplit(origin), urlsplit(f"//{host}")
+            if sent_from.scheme not in _DEFAULT_PORTS or not sent_from.hostname or sent_from.path:
+                return False
+            default = _DEFAULT_PORTS[sent_from.scheme]
+            if (sent_from.hostname, sent_from.port or default) == (sent_to.hostname, sent_to.port or default):
+                return True
+        except ValueError:  # a port that is not a number
+            return False
+        name = sent_from.hostname
+        return name in {a.lower().strip("[]") for a in self.allowed} and not is_loopback(name)
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
 def caller(request: Request, keys: KeyRing) -> Principal:
@@ -84,7 +235,34 @@ def validation_problem(error: Mapping[str, Any]) -> str:
         return f"the body is not valid JSON{at}: {context.get('error', 'invalid')} (send UTF-8 JSON)"
     if kind == "string_unicode":
         return "the text is not valid Unicode (a lone surrogate, e.g. an escaped \\udc80 from undecodable bytes): send UTF-8 text"
+    if kind == "missing" and tuple(error.get("loc", ())) == ("body",):
+        return "the request has no body: send a JSON object"
     return str(error.get("msg", "invalid"))
+
+
+def invalid_field(error: Mapping[str, Any]) -> str | None:
+    """The field one request-validation error names: its location less where it was (``body``,
+    ``query`` string, ``path``, ``header``), so the body's own field ``query`` stays ``query``; None for
+    a body that is not JSON at all (its location holds the parse position, not a field)."""
+    if error.get("type") == "json_invalid":
+        return None
+    loc = [str(p) for p in error.get("loc", ())]
+    if loc and loc[0] in ("body", "query", "path", "header", "cookie"):
+        loc = loc[1:]
+    return ".".join(loc) or None
+
+
+def unreadable_body(exc: BaseException) -> str:
+    """What a body the framework could not read as JSON says, from the cause it carries (FastAPI
+    answers them all "There was an error parsing the body"): JSON nested deeper than the parser's
+    depth limit, text that is not UTF-8, or else a body that cannot be read as JSON."""
+    cause = exc.__cause__
+    if isinstance(cause, RecursionError):
+        return (f"the body's JSON is nested too deeply (past the parser's depth limit of about "
+                f"{sys.getrecursionlimit():,} levels): send flatter JSON")
+    if isinstance(cause, UnicodeError):
+        return "the body cannot be read as JSON: it is not UTF-8 text (send UTF-8 JSON)"
+    return "the body cannot be read as JSON (send UTF-8 JSON)"
 
 
 def error_body(exc: BaseException, message: str | None = None, field: str | None = None) -> tuple[int, dict[str, Any]]:

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.integration
 
 TOOLSIFT = str(Path(sys.executable).with_name("toolsift"))
 NEED = "search the web for recent news articles"
+CAP = 1_000_000  # the HTTP server's max_body_bytes
 
 
 def _environment(catalog: TenantCatalog, key: str | None) -> dict[str, str]:
@@ -74,8 +75,9 @@ def http_server(tenant_catalog: TenantCatalog) -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    env = _environment(tenant_catalog, None) | {"TOOLSIFT_MAX_BODY_BYTES": str(CAP)}
     process = subprocess.Popen([TOOLSIFT, "serve", "mcp", "--transport", "http", "--port", str(port)],
-                               env=_environment(tenant_catalog, None), stdout=subprocess.DEVNULL,
+                               env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
@@ -162,3 +164,44 @@ def test_over_http_a_foreign_host_is_refused(http_server: str, tenant_catalog: T
                                  "Accept": "application/json, text/event-stream"})
 
     assert answer.status_code in (403, 421)
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def test_over_http_refusals_are_the_one_json_error_body(http_server: str, tenant_catalog: TenantCatalog) -> None:
+    keyed = {**MCP_HEADERS, **tenant_catalog.header("acme")}
+    anonymous = httpx.post(f"{http_server}/mcp", json=INITIALIZE, headers=MCP_HEADERS, timeout=60)
+    foreign = httpx.post(f"{http_server}/mcp", json=INITIALIZE, headers={**keyed, "Origin": "https://attacker.example"},
+                         timeout=60)
+    as_text = httpx.post(f"{http_server}/mcp", content=json.dumps(INITIALIZE), timeout=60,
+                         headers={**keyed, "Content-Type": "text/plain"})
+    declared = httpx.post(f"{http_server}/mcp", content=b" " * (CAP + 1), headers=keyed, timeout=60)
+
+    assert (anonymous.status_code, anonymous.json()["code"]) == (401, "unauthorized")
+    assert anonymous.headers["www-authenticate"].startswith("Bearer")
+    assert (foreign.status_code, foreign.json()["code"], foreign.json()["field"]) == (403, "forbidden", "Origin")
+    assert (as_text.status_code, as_text.json()["code"]) == (415, "unsupported_media_type")
+    assert (declared.status_code, declared.json()["code"]) == (413, "request_too_large")
+
+
+def test_over_http_a_huge_streamed_body_is_refused_not_read(http_server: str, tenant_catalog: TenantCatalog) -> None:
+    sent = 0
+
+    def body(total: int) -> Iterator[bytes]:
+        nonlocal sent
+        chunk = b" " * 65_536
+        for _ in range(total // len(chunk)):
+            sent += len(chunk)
+            yield chunk
+
+    keyed = httpx.post(f"{http_server}/mcp", content=body(100_000_000), timeout=120,
+                       headers={**MCP_HEADERS, **tenant_catalog.header("acme")})
+    keyed_sent, sent = sent, 0
+    anonymous = httpx.post(f"{http_server}/mcp", content=body(100_000_000), headers=MCP_HEADERS, timeout=120)
+
+    assert (keyed.status_code, keyed.json()["code"]) == (413, "request_too_large")
+    assert (anonymous.status_code, anonymous.json()["code"]) == (401, "unauthorized")
+    # the server stopped reading: the client could not hand over more than its socket buffers took
+    assert keyed_sent < 40_000_000 and sent < 40_000_000

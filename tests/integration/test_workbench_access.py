@@ -222,3 +222,90 @@ def test_searches_sets_comparisons_and_judgments_run_in_the_keys_tenant(tenants_
     ndcg = {key: ok(call(tenants_url, "/api/compare", {"query_set": "judged"}, key=key))["current"]["ndcg@10"]
             for key in (SEARCH_KEY, GLOBEX_KEY)}
     assert ndcg[GLOBEX_KEY] == 1.0 and ndcg[SEARCH_KEY] == 0.0
+
+
+# --- other sites' pages and oversized bodies ----------------------------------------------------------
+
+
+def _version(url: str) -> Any:
+    return ok(call(url, "/api/config"))["weights_version"]
+
+
+def test_a_page_of_another_site_cannot_clear_the_weights_a_keyless_workbench_pushed(workbench_url: str) -> None:
+    saved = ok(call(workbench_url, "/api/weights/save", {"name": "csrf", "proposal": {"weights": {}}}))
+    own_page = {"Origin": workbench_url, "Sec-Fetch-Site": "same-origin"}  # what the workbench's own page sends
+    pushed = httpx.post(f"{workbench_url}/api/weights/push", json={"path": saved["path"]}, headers=own_page, timeout=120)
+    try:
+        assert pushed.status_code == 200, pushed.text
+        other_port = workbench_url.rsplit(":", 1)[0] + ":1"  # another server on the same loopback host
+        attacks = {
+            "foreign-origin": {"Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"},
+            "origin-only": {"Origin": "https://attacker.example"},
+            "fetch-metadata-only": {"Sec-Fetch-Site": "cross-site"},
+            "same-site-other-port": {"Origin": other_port, "Sec-Fetch-Site": "same-site"},
+            "opaque-origin": {"Origin": "null"},
+        }
+        for name, headers in attacks.items():
+            answer = httpx.post(f"{workbench_url}/api/weights/clear", content=b"{}", timeout=120,
+                                headers={**headers, "Content-Type": "text/plain;charset=UTF-8"})
+            assert answer.status_code == 403, (name, answer.text)
+            assert answer.json()["code"] == "forbidden" and answer.json()["field"] in ("Origin", "Sec-Fetch-Site")
+            assert _version(workbench_url) == saved["version"], name
+        as_text = httpx.post(f"{workbench_url}/api/weights/clear", content=b"{}", timeout=120,
+                             headers={**own_page, "Content-Type": "text/plain"})
+        assert as_text.status_code == 415 and as_text.json()["field"] == "Content-Type"
+        assert _version(workbench_url) == saved["version"]
+    finally:
+        cleared = httpx.post(f"{workbench_url}/api/weights/clear", json={}, headers=own_page, timeout=120)
+    assert cleared.status_code == 200 and cleared.json()["weights_version"] is None
+
+
+def test_invalid_json_names_no_field_and_deep_nesting_says_so(workbench_url: str) -> None:
+    json_type = {"Content-Type": "application/json"}
+    broken = httpx.post(f"{workbench_url}/api/search", content=b'{"query": x}', headers=json_type, timeout=60)
+    deep = httpx.post(f"{workbench_url}/api/search", content=b"[" * 100_000 + b"]" * 100_000, headers=json_type,
+                      timeout=60)
+
+    assert broken.status_code == 422 and broken.json()["field"] is None
+    assert "not valid JSON at character 10" in broken.json()["error"]
+    assert deep.status_code == 400 and deep.json()["field"] is None
+    assert "nested too deeply" in deep.json()["error"] and "UTF-8" not in deep.json()["error"]
+
+
+CAP = 1_000_000  # the capped workbench's max_body_bytes
+
+
+@pytest.fixture(scope="module")
+def capped(client: Any, workbench_settings: Any, embedder: Any, serve_app_for_session: Any) -> tuple[str, Any]:
+    """A workbench with keys and a 1 MB body cap, behind a counter of the body bytes it pulls from the server."""
+    from tests.conftest import BodyCounter
+    from toolsift.workbench.app import create_app
+    from toolsift.workbench.session import Workbench
+
+    workbench = Workbench(client, workbench_settings.with_overrides(max_body_bytes=CAP), embedder, rewrite=False)
+    counter = BodyCounter(create_app(workbench, keys=KEYS))
+    return str(serve_app_for_session(counter).url), counter
+
+
+def _stream(total: int) -> Iterator[bytes]:
+    chunk = b" " * 65_536
+    for _ in range(total // len(chunk)):
+        yield chunk
+
+
+def test_a_large_body_is_401_without_a_key_and_413_with_one_before_it_is_read(capped: tuple[str, Any]) -> None:
+    url, counter = capped
+    json_type = {"Content-Type": "application/json"}
+
+    counter.consumed = 0
+    anonymous = httpx.post(f"{url}/api/search", content=_stream(20_000_000), headers=json_type, timeout=120)
+    anonymous_read = counter.consumed
+    counter.consumed = 0
+    keyed_big = httpx.post(f"{url}/api/search", content=_stream(20_000_000), timeout=120,
+                           headers={**json_type, "Authorization": f"Bearer {SEARCH_KEY}"})
+    keyed_read = counter.consumed
+
+    assert anonymous.status_code == 401 and anonymous.json()["code"] == "unauthorized"
+    assert anonymous_read == 0
+    assert keyed_big.status_code == 413 and keyed_big.json()["code"] == "request_too_large"
+    assert keyed_read <= CAP + 1_000_000

@@ -207,8 +207,9 @@ def test_with_a_token_configured_rank_and_metrics_need_it(guarded: TestClient, a
 
     for answer in (_post(guarded, _request(QUERIES[0]), **headers), guarded.get("/metrics", headers=headers)):
         assert answer.status_code == 401
-        assert answer.headers["WWW-Authenticate"] == "Bearer"
-        assert answer.json()["error"]["code"] == "unauthorized"
+        assert answer.headers["WWW-Authenticate"].startswith("Bearer")
+        assert answer.json() == {"error": "a valid bearer token is required (Authorization: Bearer <token>)",
+                                 "code": "unauthorized", "field": None}  # refused before the body is read
 
 
 def test_the_right_token_is_let_in_and_health_needs_none(guarded: TestClient) -> None:
@@ -231,7 +232,7 @@ def test_with_api_keys_configured_rank_and_metrics_take_any_configured_key(pipel
         for headers in ({}, {"Authorization": "Bearer tsk_not-a-configured-key"}):
             for answer in (_post(keyed, _request(QUERIES[0]), **headers), keyed.get("/metrics", headers=headers)):
                 assert answer.status_code == 401
-                assert answer.json()["error"]["code"] == "unauthorized"
+                assert answer.json()["code"] == "unauthorized"
         for headers in ({"Authorization": f"Bearer {SEARCH_KEY}"}, {"Authorization": f"Bearer {ADMIN_KEY}"},
                         {"X-API-Key": SEARCH_KEY}):
             assert _post(keyed, _request(QUERIES[0]), **headers).status_code == 200
@@ -275,8 +276,20 @@ def test_a_body_over_the_size_limit_is_refused_before_parsing(pipeline: RankingP
 
     for answer in (declared, streamed, garbage):
         assert answer.status_code == 413
-        assert answer.json()["error"]["code"] == "request_too_large"
+        assert answer.json()["code"] == "request_too_large" and "ranker_max_request_bytes" in answer.json()["error"]
     assert fits.status_code == 200
+
+
+def test_a_rank_request_from_another_sites_page_or_not_as_json_is_refused(client: TestClient) -> None:
+    body = _request(QUERIES[0]).model_dump_json()
+    foreign = _post(client, _request(QUERIES[0]), Origin="https://attacker.example")
+    cross_site = _post(client, _request(QUERIES[0]), **{"Sec-Fetch-Site": "cross-site"})
+    as_text = client.post("/v1/rank", content=body, headers={"Content-Type": "text/plain"})
+
+    assert (foreign.status_code, foreign.json()["code"], foreign.json()["field"]) == (403, "forbidden", "Origin")
+    assert (cross_site.status_code, cross_site.json()["field"]) == (403, "Sec-Fetch-Site")
+    assert (as_text.status_code, as_text.json()["code"]) == (415, "unsupported_media_type")
+    assert 'toolsift_ranker_requests_total{status="200"}' not in client.get("/metrics").text  # none reached /v1/rank
 
 
 def _with(request: RankRequest, **changes: Any) -> bytes:
@@ -442,7 +455,7 @@ def test_the_pipeline_routes_hand_the_request_to_the_stages(pipeline: RankingPip
 def test_the_pipeline_routes_take_the_token_and_name_bad_fields(pipeline: RankingPipeline) -> None:
     with TestClient(_app(pipeline, token=TOKEN, stages=_Stages())) as http:
         refused = http.post("/v1/opensearch/rank", json={"index": "toolsift-tools", "ids": [], "request": {}})
-        assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized"
+        assert refused.status_code == 401 and refused.json()["code"] == "unauthorized"
         auth = {"Authorization": f"Bearer {TOKEN}"}
         bad_index = http.post("/v1/opensearch/query", headers=auth, json={"index": "../etc", "request": {}})
         assert bad_index.status_code == 422 and "index" in bad_index.json()["error"]["message"]

@@ -77,8 +77,8 @@ class RecordingWorkbench:
         self._did("judgments", tenant)
         return []
 
-    def list(self, alias: str) -> list[Any]:
-        self._did("querysets")
+    def list(self, alias: str, tenant: str | None) -> list[Any]:
+        self._did("querysets", tenant)
         return []
 
     def compare(self, query_set: str, proposal: Any, tenant: str | None = None) -> dict[str, Any]:
@@ -90,15 +90,15 @@ class RecordingWorkbench:
     def latency(self, interval: str, since: str, source: str | None) -> dict[str, Any]:
         return self._did("latency")
 
-    def judge(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return self._did("judge")
+    def judge(self, *args: Any, tenant: str | None, **kwargs: Any) -> dict[str, Any]:
+        return self._did("judge", tenant)
 
-    def import_query_set(self, path: str, name: str | None) -> dict[str, Any]:
+    def import_query_set(self, path: str, name: str | None, tenant: str | None) -> dict[str, Any]:
         confine(self.roots[0] / path if path == "inside" else path, self.roots)
-        return self._did("import")
+        return self._did("import", tenant)
 
-    def query_set_from_judgments(self, name: str) -> dict[str, Any]:
-        return self._did("from-judgments")
+    def query_set_from_judgments(self, name: str, tenant: str | None) -> dict[str, Any]:
+        return self._did("from-judgments", tenant)
 
     def save_weights(self, name: str, proposal: Any, query_set: str | None, tenant: str | None = None) -> dict[str, Any]:
         return self._did("save", tenant)
@@ -151,7 +151,7 @@ def test_a_search_key_reads_in_its_tenant_and_may_not_write(workbench: Recording
         assert _call(http, method, path, body, SEARCH_KEY).status_code == 200, path
     assert {tenant for _, tenant in workbench.calls} <= {"acme", "n/a"}
     assert [name for name, tenant in workbench.calls if tenant == "acme"] == [
-        "describe", "search", "rerank", "set", "judgments", "compare"]
+        "describe", "search", "rerank", "set", "judgments", "querysets", "compare"]
     workbench.calls.clear()
     for method, path, body in WRITES:
         answer = _call(http, method, path, body, SEARCH_KEY)
@@ -171,6 +171,12 @@ def test_an_admin_key_writes_and_an_all_tenant_key_reads_every_tenant(workbench:
     assert _call(http, "POST", "/api/search", {"query": "q"}, ADMIN_KEY).status_code == 200
     assert _call(http, "POST", "/api/weights/save", {"name": "tuned"}, ACME_ADMIN_KEY).status_code == 200
     assert ("search", None) in workbench.calls and ("save", "acme") in workbench.calls
+    # judgments and query sets are written as the writer's tenant's (None: an all-tenant key's, shared)
+    assert {("judge", None), ("import", None), ("from-judgments", None)} <= set(workbench.calls)
+    workbench.calls.clear()
+    for method, path, body in WRITES[:3]:
+        assert _call(http, method, path, body, ACME_ADMIN_KEY).status_code == 200, path
+    assert workbench.calls == [("judge", "acme"), ("import", "acme"), ("from-judgments", "acme")]
 
 
 def test_only_an_all_tenant_admin_may_push_or_clear_weights_every_tenant_ranks_with(
@@ -254,3 +260,50 @@ def test_errors_keep_one_body_shape(workbench: RecordingWorkbench) -> None:
     assert "top_k" in invalid.json()["error"]
     missing = http.get("/api/nothing")
     assert missing.status_code == 404 and missing.json() == {"error": "Not Found", "code": "not_found", "field": None}
+
+
+@pytest.mark.parametrize("headers", [
+    {"Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"},
+    {"Origin": "https://attacker.example"},
+    {"Sec-Fetch-Site": "cross-site"},
+    {"Origin": "null"},
+], ids=["origin-and-fetch-metadata", "origin", "fetch-metadata", "opaque-origin"])
+def test_a_page_of_another_site_cannot_write_to_a_keyless_workbench(workbench: RecordingWorkbench,
+                                                                   headers: dict[str, str]) -> None:
+    http = _client(workbench, keys=None)
+
+    for body, content_type in ((b"{}", "text/plain"), (b"{}", "application/json"), (b"", None)):
+        sent = {**headers, **({"Content-Type": content_type} if content_type else {})}
+        answer = http.post("/api/weights/clear", content=body, headers=sent)
+        assert answer.status_code == 403 and answer.json()["code"] == "forbidden", answer.text
+    assert workbench.calls == []
+
+
+def test_a_write_not_sent_as_json_is_415_and_the_own_pages_json_is_taken(workbench: RecordingWorkbench) -> None:
+    http = _client(workbench, keys=None)
+
+    as_text = http.post("/api/weights/clear", content=b"{}", headers={"Content-Type": "text/plain"})
+    as_form = http.post("/api/judgments", content=b"query=q&tool_id=t&relevant=true",
+                        headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert (as_text.status_code, as_form.status_code) == (415, 415)
+    assert as_text.json()["code"] == "unsupported_media_type" and as_text.json()["field"] == "Content-Type"
+    assert workbench.calls == []
+
+    own_page = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}  # TestClient's own origin
+    assert http.post("/api/weights/clear", json={}, headers=own_page).status_code == 200
+    assert http.post("/api/weights/clear").status_code == 200  # a program, no body
+    assert [name for name, _ in workbench.calls] == ["clear", "clear"]
+
+
+def test_invalid_json_names_no_field_and_deep_nesting_says_so(workbench: RecordingWorkbench) -> None:
+    http = _client(workbench, keys=None)
+    json_type = {"Content-Type": "application/json"}
+
+    broken = http.post("/api/search", content=b'{"query": x}', headers=json_type)
+    deep = http.post("/api/search", content=b"[" * 100_000 + b"]" * 100_000, headers=json_type)
+
+    assert broken.status_code == 422 and broken.json()["field"] is None
+    assert broken.json()["error"] == ("invalid request: the body is not valid JSON at character 10: Expecting value "
+                                      "(send UTF-8 JSON)")
+    assert deep.status_code == 400 and deep.json()["field"] is None
+    assert "nested too deeply" in deep.json()["error"] and "UTF-8" not in deep.json()["error"]
