@@ -9,11 +9,14 @@ Three tools, answered by the same :class:`~toolsift.api.service.ToolSearchServic
 - ``call_tool`` — search, then call: a tool a search returned, called on the live MCP server that
   hosts it (``mcp_sources``), in the caller's tenant, only while its definition is the approved one,
   with the arguments checked against its schema first; the server's result or error comes back as is,
-  and the call is recorded as feedback.
+  and the call is recorded as feedback on the search named by ``request_id`` — only an answer given
+  to the caller's key that held the tool (checked before the call is forwarded), and only with the
+  query log on (the answer's ``feedback`` says whether it was stored).
 
 Keys: over HTTP every request carries ``Authorization: Bearer <key>`` when keys are configured (the
-SDK's bearer middleware checks it through :class:`KeyVerifier`, so a missing or wrong key is a 401
-before any tool runs) and each call runs in that key's tenant. Over stdio the server is a child of
+guard every toolsift service has checks it before the body is read, a missing or wrong key being
+the one 401 JSON body; the SDK's bearer middleware then reads it through :class:`KeyVerifier`) and
+each call runs in that key's tenant. Over stdio the server is a child of
 the agent's own process: the key comes from ``TOOLSIFT_API_KEY`` (required when keys are configured)
 and fixes the tenant for the whole session. Tool text returned is data for the agent, never
 instructions to it.
@@ -41,6 +44,7 @@ from toolsift.config import Settings
 from toolsift.errors import AuthError, ToolsiftError, error_kind
 from toolsift.query.structured import MAX_QUERY_CHARS
 from toolsift.search.definitions import Format
+from toolsift.webguard import RequestGuard, key_check
 
 __all__ = ["create_mcp_server", "KeyVerifier", "streamable_http_app", "INSTRUCTIONS"]
 
@@ -172,8 +176,9 @@ def create_mcp_server(
     @server.tool(description=(
         "Call a tool a search returned, by its id, on the MCP server that hosts it (for tools of the servers "
         "toolsift follows live). The arguments are checked against the tool's input schema first; the "
-        "server's result (or its error) comes back as it answered. Pass the search's request_id so the call "
-        "counts as feedback on that search."))
+        "server's result (or its error) comes back as it answered. Pass the request_id of the search that "
+        "returned the tool so the call counts as feedback on that search (`feedback` in the answer says "
+        "whether it was stored)."))
     async def call_tool(
         tool_id: Annotated[str, Field(min_length=1, max_length=512, description="The tool's id from a search.")],
         arguments: Annotated[dict[str, Any] | None, Field(description="The tool's arguments, as its schema asks.")] = None,
@@ -182,29 +187,40 @@ def create_mcp_server(
         from toolsift.ingest.live import call_source
 
         who = _principal(principal)
-        target = (await run(lambda svc, _: {"target": svc.call_target(who, tool_id, arguments or {})}))["target"]
+        target = (await run(lambda svc, _: {"target": svc.call_target(who, tool_id, arguments or {}, request_id)}))["target"]
         try:
             result = await call_source(target.source, target.name, arguments or {})
         except ToolsiftError as exc:
             failure = str(exc)
-            await run(lambda svc, _: {"id": svc.record_call(who, request_id, tool_id, False, failure)})
+            await run(lambda svc, _: {"feedback": svc.record_call(who, request_id, tool_id, False, failure)})
             raise ToolError(failure) from None
         text = "\n".join(str(getattr(c, "text", "")) for c in result.content if getattr(c, "type", "") == "text")
-        recorded = await run(lambda svc, _: {"id": svc.record_call(who, request_id, tool_id, not result.is_error, text)})
+        recorded = await run(lambda svc, _: {"feedback": svc.record_call(who, request_id, tool_id, not result.is_error,
+                                                                          text)})
         if result.is_error:
             raise ToolError(text or f"{target.source.name} answered the call of {target.name!r} with an error")
-        return {"tool_id": tool_id, "server": target.source.name, "request_id": recorded["id"],
+        return {"tool_id": tool_id, "server": target.source.name, "request_id": request_id,
+                "feedback": recorded["feedback"],
                 "content": [c.model_dump(mode="json", exclude_none=True) for c in result.content],
                 "structured_content": result.structured_content}
 
     return server
 
 
-def streamable_http_app(server: MCPServer[Any], allowed_hosts: list[str], port: int) -> Starlette:
-    """The server's streamable HTTP app at ``/mcp``, answering only to ``allowed_hosts`` (the SDK's
-    DNS-rebinding protection: hosts with any port, origins on those hosts)."""
+def streamable_http_app(server: MCPServer[Any], allowed_hosts: list[str], port: int, *,
+                        settings: Settings) -> Starlette:
+    """The server's streamable HTTP app at ``/mcp``, behind the guard every toolsift service has
+    (:class:`toolsift.webguard.RequestGuard`): a foreign ``Host`` or a write from another site's page
+    is 403, no or a wrong key (``settings.api_keys``) 401 before the body is read, a body not sent as
+    JSON 415, a body over ``settings.max_body_bytes`` 413 — each the one JSON error body, as the
+    search API answers. The SDK's own checks (DNS-rebinding protection: hosts with any port, origins
+    on those hosts; its bearer middleware) stay behind it."""
     hosts = [h for a in allowed_hosts for h in (a, f"{a}:*", f"[{a}]:*")]
     origins = [f"http://{a}:{port}" for a in allowed_hosts] + [f"https://{a}:{port}" for a in allowed_hosts]
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                          allowed_origins=origins)
-    return server.streamable_http_app(transport_security=security, stateless_http=True)
+    app = server.streamable_http_app(transport_security=security, stateless_http=True,
+                                     max_request_body_size=settings.max_body_bytes)
+    app.add_middleware(RequestGuard, allowed_hosts=allowed_hosts, max_body_bytes=settings.max_body_bytes,
+                       authenticate=key_check(KeyRing(settings.api_keys)), protected=("/mcp",))
+    return app

@@ -6,6 +6,11 @@
 the tools as ready-to-call definitions (:mod:`toolsift.search.definitions`) capped by
 ``max_results`` and a token budget. It holds no HTTP or MCP types, so both protocols return the same
 JSON for the same call.
+
+Every answer carries a fresh ``request_id``; with the query log on, the search is logged under it,
+with the caller's tenant and key and the tools handed over (:func:`toolsift.search.querylog.issuing`),
+and feedback on it (``/v1/feedback``, a forwarded ``call_tool``) is accepted only from that key and
+only on those tools (:class:`~toolsift.search.feedback.FeedbackStore`).
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from toolsift.mappings import F
 from toolsift.search.backend import SearchBackend
 from toolsift.search.definitions import TOKENIZER, Fitted, Format, ToolDefinition
 from toolsift.search.feedback import FeedbackStore, ToolOutcome
-from toolsift.search.records import RequestedLevel, SearchRequest, SearchResponse
+from toolsift.search.querylog import issuing
+from toolsift.search.records import RequestedLevel, SearchRequest, SearchResponse, explanation
 
 __all__ = ["Filters", "ToolQuery", "CallTarget", "ToolSearchService", "MAX_TOP_K"]
 
@@ -102,25 +108,31 @@ class ToolSearchService:
             agents=call.filters.agent_ids, tags=call.filters.tags, tenant=who.tenant, explain=call.explain,
             instruction=call.instruction, multi_need=call.multi_need, risky=call.risky,
         )
-        response = self.backend.search(request)
-        return self._answer(who, call, response)
+        request_id = _request_id()
+        with issuing(request_id, tenant=who.tenant, key=who.name) as issue:
+            answer = self._answer(who, call, self.backend.search(request), request_id)
+            issue.answered([t["id"] for t in answer["tools"]])
+        return answer
 
     def toolset(self, who: Principal, call: ToolQuery) -> dict[str, Any]:
         """PTR's precise tool set for ``call`` (from the index's history when it has one)."""
         request = SearchRequest(query=call.query, level="set", tenant=who.tenant, instruction=call.instruction)
-        response = self.backend.search(request)
-        assert response.tool_set is not None
-        tool_set = response.tool_set.tool_set
-        fitted = self._deliver(who, [m.tool_id for m in tool_set.members], call)
-        delivered = {t.tool_id: t for t in fitted.tools}
-        members = [
-            {"id": m.tool_id, "name": delivered[m.tool_id].name, "need": m.need, "reason": m.reason, "why": m.why,
-             "coverage": round(m.coverage, 4), "tokens": delivered[m.tool_id].tokens,
-             "definition": delivered[m.tool_id].definition, **_risk(delivered[m.tool_id])}
-            for m in tool_set.members if m.tool_id in delivered
-        ]
+        request_id = _request_id()
+        with issuing(request_id, tenant=who.tenant, key=who.name) as issue:
+            response = self.backend.search(request)
+            assert response.tool_set is not None
+            tool_set = response.tool_set.tool_set
+            fitted = self._deliver(who, [m.tool_id for m in tool_set.members], call)
+            delivered = {t.tool_id: t for t in fitted.tools}
+            members = [
+                {"id": m.tool_id, "name": delivered[m.tool_id].name, "need": m.need, "reason": m.reason, "why": m.why,
+                 "coverage": round(m.coverage, 4), "tokens": delivered[m.tool_id].tokens,
+                 "definition": delivered[m.tool_id].definition, **_risk(delivered[m.tool_id])}
+                for m in tool_set.members if m.tool_id in delivered
+            ]
+            issue.answered([m["id"] for m in members])
         return {
-            "request_id": _request_id(), "query": call.query, "format": call.format, "tools": members,
+            "request_id": request_id, "query": call.query, "format": call.format, "tools": members,
             "needs": list(tool_set.needs), "unsolved_needs": list(tool_set.unsolved),
             "history": response.tool_set.history, **_budget(fitted),
             "timings_ms": {k: round(v, 2) for k, v in response.tool_set.timings.items()},
@@ -141,32 +153,28 @@ class ToolSearchService:
                 **_risk(tool)}
 
     def feedback(self, who: Principal, request_id: str, outcomes: Sequence[ToolOutcome]) -> dict[str, Any]:
-        """Store which returned tools the agent called and whether the calls succeeded.
+        """Store which tools of the answer ``request_id`` the agent called and whether the calls succeeded.
 
         Raises:
-            BadQueryError: a malformed request id or outcome list.
-            NotFoundError: a reported tool ``who`` may not see.
+            BadQueryError: a malformed request id or outcome list, or a tool the answer did not hold
+                (``NotAnsweredError``, naming ``calls.N.tool_id``).
+            NotFoundError: no answer was given to ``who``'s key under ``request_id`` (``UnknownRequestError``).
+            ForbiddenError: the query log is off, so no answer can be checked (``FeedbackOffError``).
         """
-        try:
-            uuid.UUID(hex=request_id)
-        except ValueError:
-            raise BadQueryError("request_id: not a request id this service returned") from None
-        visible = self.backend.tool_sources([o.tool_id for o in outcomes], tenant=who.tenant)
-        unknown = [o.tool_id for o in outcomes if o.tool_id not in visible]
-        if unknown:
-            raise NotFoundError(f"no tool {unknown[0]!r}")
         stored = self.feedback_store.record(request_id, outcomes, who)
         return {"request_id": request_id, "stored": stored}
 
-    def call_target(self, who: Principal, tool_id: str, arguments: Any) -> CallTarget:
+    def call_target(self, who: Principal, tool_id: str, arguments: Any, request_id: str | None = None) -> CallTarget:
         """Check a call of ``tool_id`` with ``arguments`` before it is forwarded, and say where it goes.
 
         The tool must be one ``who`` may see, indexed from a live source (``mcp_sources``), with no
         changed definition waiting for approval (the server would run the new one), and the arguments
-        must satisfy its input schema.
+        must satisfy its input schema. With a ``request_id`` (and the query log on) the call will be
+        feedback on that answer, so the answer must be one given to ``who``'s key and hold the tool.
 
         Raises:
-            NotFoundError: no such tool, or one ``who``'s tenant may not see.
+            NotFoundError: no such tool, or one ``who``'s tenant may not see; no answer given to
+                ``who``'s key under ``request_id``.
             BadQueryError: not from a live source, or arguments that do not fit the schema (the
                 message names the argument).
             ForbiddenError: a changed definition of the tool waits for approval.
@@ -178,6 +186,8 @@ class ToolSearchService:
         found = self.backend.tool_sources([tool_id], tenant=who.tenant).get(tool_id)
         if found is None:
             raise NotFoundError(f"no tool {tool_id!r}")
+        if request_id is not None and self.feedback_store.checks:
+            self.feedback_store.check(request_id, [ToolOutcome(tool_id, called=True)], who)
         label = str(found.get(F.source) or "")
         source = next((s for s in self.settings.mcp_sources if label == f"mcp/{s.name}"), None)
         if source is None:
@@ -205,10 +215,22 @@ class ToolSearchService:
         return CallTarget(tool_id, source, str(raw.get("name") or found.get(F.name) or tool_id))
 
     def record_call(self, who: Principal, request_id: str | None, tool_id: str, success: bool, note: str = "") -> str:
-        """Record a forwarded call as feedback (the ``/v1/feedback`` store); its request id."""
-        request_id = request_id or _request_id()
+        """Record a forwarded call as feedback on the answer ``request_id`` (the ``/v1/feedback`` store,
+        checked the same way); says whether it was stored, and if not why.
+
+        A call without a request id, or on a service that keeps no query log, is forwarded all the
+        same: it is feedback on no answer toolsift can check, so nothing is stored.
+
+        Raises:
+            NotFoundError, BadQueryError: as :meth:`feedback` (the request id is not an answer given to
+                ``who``'s key, or the answer did not hold the tool).
+        """
+        if request_id is None:
+            return "not stored: the call named no request_id"
+        if not self.feedback_store.checks:
+            return "not stored: this service keeps no query log (query_log = false) to check the request_id against"
         self.feedback(who, request_id, [ToolOutcome(tool_id, called=True, success=success, note=note[:500])])
-        return request_id
+        return "stored"
 
     # --- answers ----------------------------------------------------------------------------------
     def _deliver(self, who: Principal, ids: Sequence[str], call: ToolQuery) -> Fitted:
@@ -216,7 +238,7 @@ class ToolSearchService:
         return self.backend.deliver(ids, tenant=who.tenant, fmt=call.format, max_results=call.max_results,
                                     token_budget=budget)
 
-    def _answer(self, who: Principal, call: ToolQuery, response: SearchResponse) -> dict[str, Any]:
+    def _answer(self, who: Principal, call: ToolQuery, response: SearchResponse, request_id: str) -> dict[str, Any]:
         result = response.result
         assert result is not None
         ranked = {t.doc_id: t for t in result.tools if t.entity == "tool"}
@@ -236,13 +258,14 @@ class ToolSearchService:
                 entry["explain"] = {
                     "field_scores": {k: round(v, 4) for k, v in hit.field_scores.items()},
                     "contributions": {k: round(v, 4) for k, v in hit.contributions.items()},
+                    "explanation": explanation(hit),  # what ranked it: need + server, a prerequisite, fields
                     "base_score": None if hit.base_score is None else round(hit.base_score, 6),
                     "reranker_score": None if hit.reranker_score is None else round(hit.reranker_score, 6),
                     "first_stage_rank": hit.first_stage_rank,
                 }
             tools.append(entry)
         answer: dict[str, Any] = {
-            "request_id": _request_id(), "query": call.query, "level": result.level,
+            "request_id": request_id, "query": call.query, "level": result.level,
             "requested_level": result.requested_level or result.level, "format": call.format, "tools": tools,
             **_budget(fitted),
             "agents": [{"rank": a.rank, "id": a.agent_id, "name": a.name, "score": round(a.score, 6)}

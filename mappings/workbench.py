@@ -3,9 +3,11 @@
 ``toolsift-judgments`` holds one document per (index, query, tool): a person's verdict, relevant or
 not, with when and where it was made; its fields are typed for Dashboards (``judged_at``,
 ``query.raw``, ``query_set``, ``index``, ``tool_id``, ``tool_name``, ``agent_id``, ``relevant``,
-``grade``, ``source``, ``weights_version``). ``toolsift-querysets`` holds one document per query set:
-its name, the index it judges, where it came from, and its queries with their relevant tools
-(stored, not indexed). The mappings are derived from :class:`JudgmentDoc` and :class:`QuerySetDoc`.
+``grade``, ``source``, ``weights_version``, ``tenant``). ``toolsift-querysets`` holds one document
+per query set: its name, the index it judges, where it came from, its ``tenant``, and its queries
+with their relevant tools (stored, not indexed). ``tenant`` is the writer's: a tenant's key writes
+its tenant's records, an all-tenant key writes ``*`` (shared); records written before it was
+recorded have none. The mappings are derived from :class:`JudgmentDoc` and :class:`QuerySetDoc`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ __all__ = [
     "query_sets_index_body",
 ]
 
-WORKBENCH_SCHEMA_VERSION = 1
+#: 2: ``tenant`` (added to an older index's mapping when it opens).
+WORKBENCH_SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class JudgmentDoc:
     grade: int | None = doc_field("integer")
     source: str | None = doc_field("keyword")
     weights_version: str | None = doc_field("keyword")
+    tenant: str | None = doc_field("keyword")
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class QuerySetDoc:
     created: str = doc_field("date", default="")
     size: int = doc_field("integer", default=0)
     queries: tuple[dict[str, Any], ...] = doc_field("stored", factory=tuple)
+    tenant: str | None = doc_field("keyword")
 
 
 def judgments_index_body() -> dict[str, Any]:

@@ -3,11 +3,22 @@
 :class:`FeedbackStore` writes :class:`~toolsift.mappings.feedback.FeedbackDoc` records to
 ``feedback_index``, one per reported tool, keyed by the search's ``request_id``. Learning from them
 comes later; here they are only kept, with who sent them.
+
+Feedback is about to become training data, so it is accepted only about an answer toolsift really
+gave, to the key that reports on it, and only on the tools that answer held: the query log records
+each answer under its request id (:func:`toolsift.search.querylog.issuing`) and :meth:`FeedbackStore.check`
+reads it back. An unknown request id and another key's (another tenant's too) get the same answer
+(:class:`UnknownRequestError`, 404), so request ids of others are not confirmed; a tool the answer
+did not hold is a :class:`NotAnsweredError` (400) naming ``calls.N.tool_id``. With the query log off
+(the ``query_log`` setting) no answer is recorded and none can be checked: feedback is refused
+(:class:`FeedbackOffError`, 403) rather than stored unchecked; an answer older than the log's
+retention (``query_log_retention_days``) is pruned, and feedback on it is refused like an unknown one.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -16,14 +27,38 @@ from opensearchpy.helpers import bulk
 
 from toolsift.access import Principal
 from toolsift.config import Settings
-from toolsift.errors import BadQueryError, IndexingError
+from toolsift.errors import BadQueryError, ForbiddenError, IndexingError, NotFoundError
 from toolsift.mappings.feedback import FeedbackDoc, feedback_index_body
 from toolsift.opensearch import ensure_index
+from toolsift.search.querylog import issued_answer
 
-__all__ = ["ToolOutcome", "FeedbackStore", "MAX_OUTCOMES"]
+__all__ = ["ToolOutcome", "FeedbackStore", "MAX_OUTCOMES", "UnknownRequestError", "NotAnsweredError",
+           "FeedbackOffError"]
 
 #: Most tools one feedback may report on.
 MAX_OUTCOMES = 1000
+
+
+class UnknownRequestError(NotFoundError):
+    """A request id this service never answered this key under (never issued, or issued to another
+    key or tenant: the same answer)."""
+
+    field = "request_id"
+
+
+class NotAnsweredError(BadQueryError):
+    """Feedback on a tool the answer did not hold (``field``: ``calls.N.tool_id``), or a request id
+    that is not one at all (``field``: ``request_id``)."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class FeedbackOffError(ForbiddenError):
+    """Feedback sent to a service that keeps no query log, so it cannot check the request id."""
+
+    field = "request_id"
 
 
 @dataclass(frozen=True)
@@ -43,19 +78,28 @@ class ToolOutcome:
 
 
 class FeedbackStore:
-    """Writes feedback to the ``feedback_index`` setting's index (created on first use)."""
+    """Checks feedback against the query log and writes it to the ``feedback_index`` setting's index
+    (created on first use)."""
 
     def __init__(self, client: OpenSearch, settings: Settings) -> None:
         self.client = client
         self.index = settings.feedback_index
+        self.query_log = settings.query_log_index if settings.query_log else None
         self._ready = False
 
-    def record(self, request_id: str, outcomes: Sequence[ToolOutcome], who: Principal) -> int:
-        """Store one search's outcomes; returns how many were written.
+    @property
+    def checks(self) -> bool:
+        """Whether feedback can be checked, and so accepted: the query log is on."""
+        return self.query_log is not None
+
+    def check(self, request_id: str, outcomes: Sequence[ToolOutcome], who: Principal) -> None:
+        """Whether ``who`` may report ``outcomes`` on the answer ``request_id``.
 
         Raises:
             BadQueryError: no outcome, too many, or a tool reported twice.
-            IndexingError: OpenSearch refused some of them (none is half-written: each is one document).
+            FeedbackOffError: the query log is off, so no answer can be checked.
+            UnknownRequestError: no answer was given to ``who``'s key under ``request_id``.
+            NotAnsweredError: a reported tool was not in that answer, or a malformed request id.
         """
         if not outcomes:
             raise BadQueryError("calls: report at least one tool")
@@ -64,6 +108,31 @@ class FeedbackStore:
         ids = [o.tool_id for o in outcomes]
         if len(set(ids)) != len(ids):
             raise BadQueryError("calls: a tool is reported twice")
+        try:
+            uuid.UUID(hex=request_id)
+        except ValueError:
+            raise NotAnsweredError("request_id: not a request id this service returns (32 hex digits)",
+                                   "request_id") from None
+        if self.query_log is None:
+            raise FeedbackOffError(
+                "request_id: feedback is not accepted here: this service keeps no query log (query_log = false), "
+                "so it cannot check that the request id names an answer it gave you; set query_log = true")
+        answer = issued_answer(self.client, self.query_log, request_id)
+        if answer is None or answer.tenant != who.tenant or answer.key != who.name:
+            raise UnknownRequestError("request_id: unknown request_id (not an answer this service gave to this key)")
+        for n, outcome in enumerate(outcomes):
+            if outcome.tool_id not in answer.tool_ids:
+                raise NotAnsweredError(f"calls.{n}.tool_id: tool {outcome.tool_id!r} was not in the answer of this "
+                                       "request_id", f"calls.{n}.tool_id")
+
+    def record(self, request_id: str, outcomes: Sequence[ToolOutcome], who: Principal) -> int:
+        """Check (:meth:`check`) and store one answer's outcomes; returns how many were written.
+
+        Raises:
+            BadQueryError, FeedbackOffError, UnknownRequestError, NotAnsweredError: see :meth:`check`.
+            IndexingError: OpenSearch refused some of them (none is half-written: each is one document).
+        """
+        self.check(request_id, outcomes, who)
         if not self._ready:
             ensure_index(self.client, self.index, feedback_index_body())
             self._ready = True

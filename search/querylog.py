@@ -6,20 +6,34 @@ flag and reason, the ranker, reranker and weights version, and who searched (``s
 are never written, so no credential (OpenSearch password or API key, LLM key, ranker token) reaches
 the log.
 
+**Answers under a request id.** A front end that answers with a ``request_id`` (the search API and
+the MCP server, :class:`~toolsift.api.service.ToolSearchService`) runs its search inside
+:func:`issuing`: the search's record is stored under that id (``_id``), with the tenant and key it
+was answered to and the tools the answer handed over (:meth:`Issuing.answered`), when the block ends
+— before the answer leaves. :func:`issued_answer` reads it back with a real-time get (no refresh
+needed), which is how feedback is checked (:class:`~toolsift.search.feedback.FeedbackStore`).
+
 Logging is best effort: a search never fails because its record could not be written (the failure
 is logged once as a warning). Retention: records older than ``query_log_retention_days`` are deleted
-(``delete_by_query`` on ``timestamp``) when a searcher opens the log.
+(``delete_by_query`` on ``timestamp``) when a searcher opens the log; a prune that fails (the index
+not readable yet, say) is logged as such and searches are still logged.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from opensearchpy import OpenSearch
+from opensearchpy.exceptions import NotFoundError as OpenSearchNotFoundError
 from opensearchpy.exceptions import OpenSearchException
 
+from toolsift.access import ALL_TENANTS
 from toolsift.config import Settings
 from toolsift.mappings.querylog import query_log_index_body
 from toolsift.opensearch import ensure_index
@@ -27,9 +41,14 @@ from toolsift.opensearch import ensure_index
 if TYPE_CHECKING:
     from toolsift.search.records import SearchResult
 
-__all__ = ["QueryLog", "log_record"]
+__all__ = ["QueryLog", "log_record", "Issuing", "issuing", "IssuedAnswer", "issued_answer"]
 
 _log = logging.getLogger(__name__)
+
+#: Fields an index made by an older toolsift lacks; added to its mapping when a log opens it.
+_ADDED_FIELDS = ("request_id", "tenant", "key", "answered_ids")
+#: How long (seconds) opening a log waits for a just-created index's shard before pruning it.
+_READY_S = 30
 
 
 def log_record(result: SearchResult, *, source: str, weights_version: str | None,
@@ -50,6 +69,79 @@ def log_record(result: SearchResult, *, source: str, weights_version: str | None
     }
 
 
+@dataclass
+class Issuing:
+    """One answer being given under ``request_id`` to ``key`` of ``tenant`` (None: every tenant);
+    made by :func:`issuing`."""
+
+    request_id: str
+    tenant: str | None
+    key: str
+    _answered: tuple[str, ...] = field(default=(), init=False)
+    _held: list[tuple[QueryLog, dict[str, Any]]] = field(default_factory=list, init=False)
+
+    def answered(self, tool_ids: Sequence[str]) -> None:
+        """The tools the answer hands over (best first): the only ones feedback on it may name."""
+        self._answered = tuple(tool_ids)
+
+    def _write(self) -> None:
+        for n, (log, doc) in enumerate(self._held):
+            doc = {**doc, "request_id": self.request_id, "key": self.key,
+                   "tenant": ALL_TENANTS if self.tenant is None else self.tenant}
+            # the answer's record (its first search) under the request id; a tool set's further searches beside it
+            if n == 0:
+                log.write({**doc, "answered_ids": list(self._answered)}, doc_id=self.request_id)
+            else:
+                log.write(doc)
+        self._held.clear()
+
+
+_ISSUING: ContextVar[Issuing | None] = ContextVar("toolsift_query_log_issuing", default=None)
+
+
+@contextmanager
+def issuing(request_id: str, *, tenant: str | None, key: str) -> Iterator[Issuing]:
+    """Searches logged inside the block belong to the answer given under ``request_id``.
+
+    Their records are held and written when the block ends (the first under ``request_id``, with the
+    tools the block declared through :meth:`Issuing.answered`); with the query log off nothing is
+    written. Blocks do not nest.
+    """
+    issue = Issuing(request_id, tenant, key)
+    token = _ISSUING.set(issue)
+    try:
+        yield issue
+    finally:
+        _ISSUING.reset(token)
+        issue._write()
+
+
+@dataclass(frozen=True)
+class IssuedAnswer:
+    """What the query log says about an answer given under a request id."""
+
+    request_id: str
+    tenant: str | None
+    key: str
+    tool_ids: frozenset[str]
+
+
+def issued_answer(client: OpenSearch, index: str, request_id: str) -> IssuedAnswer | None:
+    """The answer given under ``request_id`` as ``index`` recorded it (a real-time get: an answer
+    just given is found before any refresh); None when it holds none."""
+    try:
+        found = client.get(index=index, id=request_id,
+                           params={"_source_includes": "request_id,tenant,key,answered_ids"})
+    except OpenSearchNotFoundError:  # no such record, or no log index at all
+        return None
+    doc = found.get("_source") or {}
+    if doc.get("request_id") != request_id:  # not an answer's record
+        return None
+    tenant = doc.get("tenant")
+    return IssuedAnswer(request_id, None if tenant == ALL_TENANTS else tenant, str(doc.get("key") or ""),
+                        frozenset(str(t) for t in doc.get("answered_ids") or ()))
+
+
 class QueryLog:
     """Writes search records to ``query_log_index``; use :meth:`open`."""
 
@@ -62,20 +154,51 @@ class QueryLog:
 
     @classmethod
     def open(cls, client: OpenSearch, settings: Settings, *, source: str) -> QueryLog:
-        """The log of ``settings``: its index created when missing, records past retention deleted."""
+        """The log of ``settings``: its index created when missing, records past retention deleted.
+
+        Several processes may open a new log at once (the API, the MCP server and the workbench
+        starting together): one creates the index, and each waits for its shard before pruning, so
+        none mistakes the index still starting for one that cannot be written.
+        """
         log = cls(client, settings.query_log_index, source=source, retention_days=settings.query_log_retention_days)
+        body = query_log_index_body()
         try:
-            ensure_index(client, log.index, query_log_index_body())
-            log.prune()
+            ensure_index(client, log.index, body)
         except OpenSearchException as exc:
             log._warn(exc)
+            return log
+        try:  # an index made by an older toolsift gets the fields of answers given under a request id
+            properties = body["mappings"]["properties"]
+            client.indices.put_mapping(index=log.index, body={"properties": {f: properties[f] for f in _ADDED_FIELDS}})
+        except OpenSearchException as exc:
+            _log.warning("query log %r: the fields of answers given under a request id could not be added to its "
+                         "mapping (%s); API and MCP answers may go unlogged, and feedback on them is refused",
+                         log.index, exc)
+        try:
+            # a new index reports yellow while its primary still initialises: wait for that too
+            client.cluster.health(index=log.index, params={"wait_for_status": "yellow", "timeout": f"{_READY_S}s",
+                                                           "wait_for_no_initializing_shards": "true"},
+                                  request_timeout=_READY_S + 10)
+            log.prune()
+        except OpenSearchException as exc:
+            _log.warning("query log %r: the retention prune was skipped (%s); searches are still logged, and "
+                         "records older than %d days stay until a log opens it again", log.index, exc,
+                         log.retention_days)
         return log
 
     def record(self, result: SearchResult, *, weights_version: str | None = None) -> None:
-        """Write one search's record (best effort)."""
+        """Write one search's record (best effort); inside :func:`issuing`, when its block ends."""
+        doc = log_record(result, source=self.source, weights_version=weights_version)
+        issue = _ISSUING.get()
+        if issue is not None:
+            issue._held.append((self, doc))
+            return
+        self.write(doc)
+
+    def write(self, doc: dict[str, Any], *, doc_id: str | None = None) -> None:
+        """Write one record as it is (best effort: a failure is logged once)."""
         try:
-            self.client.index(index=self.index, body=log_record(result, source=self.source,
-                                                                weights_version=weights_version))
+            self.client.index(index=self.index, id=doc_id, body=doc)
         except OpenSearchException as exc:
             self._warn(exc)
 

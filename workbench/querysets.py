@@ -4,6 +4,13 @@ A set belongs to one index (its tool ids are that index's). It is built from the
 judgments, or imported from a benchmark folder in ``../shared/datasets`` (ToolRet, BEIR or
 LiveMCPBench, read by :func:`toolsift.ingest.benchmarks.load_benchmark`); an imported set keeps
 only the relevant tools the index holds, and says how many it dropped.
+
+**Tenants.** A set belongs to its writer's tenant (``tenant``), like a judgment
+(:mod:`toolsift.workbench.judgments`): a tenant's set is seen by that tenant's keys and all-tenant
+keys; an all-tenant key's set is shared (``*``) and seen by every tenant (searched, like everything,
+in the reader's tenant). A tenant's set shadows a shared one of the same name. A set built from
+judgments uses the judgments its writer sees — an all-tenant key's only the shared ones, since its set
+is shared — and an imported one keeps only tools its writer may see.
 """
 
 from __future__ import annotations
@@ -18,10 +25,11 @@ from typing import Any
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import NotFoundError
 
+from toolsift.access import ALL_TENANTS
 from toolsift.opensearch import ensure_index
 from toolsift.errors import BadQueryError, CatalogError
 from toolsift.mappings.workbench import query_sets_index_body
-from toolsift.workbench.judgments import Judgment
+from toolsift.workbench.judgments import Judgment, tenant_scope
 
 __all__ = ["QueryCase", "QuerySet", "QuerySetStore", "from_benchmark", "from_judgments"]
 
@@ -47,13 +55,15 @@ class QuerySet:
     queries: tuple[QueryCase, ...]
     created: str = ""
     notes: dict[str, Any] = field(default_factory=dict)
+    #: The writer's tenant (``*``: an all-tenant key's, shared).
+    tenant: str = ALL_TENANTS
 
     def qrels(self) -> dict[str, dict[str, int]]:
         return {q.query_id: dict(q.relevant) for q in self.queries if q.relevant}
 
     def summary(self) -> dict[str, Any]:
         return {"name": self.name, "index": self.index, "origin": self.origin, "size": len(self.queries),
-                "created": self.created, "notes": self.notes}
+                "created": self.created, "notes": self.notes, "tenant": self.tenant}
 
     def to_doc(self) -> dict[str, Any]:
         return {
@@ -61,6 +71,7 @@ class QuerySet:
             "created": self.created or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "queries": {"cases": [{"id": q.query_id, "text": q.text, "relevant": q.relevant} for q in self.queries],
                         "notes": self.notes},
+            "tenant": self.tenant,
         }
 
     @classmethod
@@ -69,7 +80,7 @@ class QuerySet:
         cases = tuple(QueryCase(str(c["id"]), str(c["text"]), {str(k): int(v) for k, v in c["relevant"].items()})
                       for c in body.get("cases", []))
         return cls(str(doc["name"]), str(doc["index"]), str(doc["origin"]), cases, str(doc.get("created", "")),
-                   dict(body.get("notes") or {}))
+                   dict(body.get("notes") or {}), str(doc.get("tenant") or ALL_TENANTS))
 
 
 def check_name(name: str) -> str:
@@ -78,8 +89,8 @@ def check_name(name: str) -> str:
     return name
 
 
-def from_judgments(name: str, index: str, judgments: Sequence[Judgment]) -> QuerySet:
-    """One query per judged query text; its relevant tools are those judged relevant.
+def from_judgments(name: str, index: str, judgments: Sequence[Judgment], *, tenant: str = ALL_TENANTS) -> QuerySet:
+    """One query per judged query text; its relevant tools are those judged relevant (a set of ``tenant``).
 
     Queries with no tool judged relevant are kept (their NDCG is 0 for every ranking) only when
     some tool was judged; they say the index has nothing for them.
@@ -95,12 +106,14 @@ def from_judgments(name: str, index: str, judgments: Sequence[Judgment]) -> Quer
         raise BadQueryError(f"no judgments on index {index!r} yet: judge some results first")
     cases = tuple(QueryCase(f"j{i + 1}", text, by_query[text]) for i, text in enumerate(sorted(by_query)))
     return QuerySet(check_name(name), index, "judgments", cases,
-                    notes={"judged_queries": len(cases), "without_relevant": sum(1 for c in cases if not c.relevant)})
+                    notes={"judged_queries": len(cases), "without_relevant": sum(1 for c in cases if not c.relevant)},
+                    tenant=tenant)
 
 
 def from_benchmark(path: Path, index: str, indexed_ids: set[str], *, name: str | None = None,
-                   split: str = "test") -> QuerySet:
-    """The queries and qrels of a benchmark folder, restricted to the tools ``index`` holds.
+                   split: str = "test", tenant: str = ALL_TENANTS) -> QuerySet:
+    """The queries and qrels of a benchmark folder, restricted to the tools ``index`` holds (those
+    ``tenant`` may see: ``indexed_ids``), as a set of ``tenant``.
 
     Raises:
         CatalogError: the folder is not a benchmark, or none of its relevant tools is in the index
@@ -122,7 +135,7 @@ def from_benchmark(path: Path, index: str, indexed_ids: set[str], *, name: str |
                            "import it into the index its catalog was ingested into")
     return QuerySet(check_name(name or benchmark.name), index, f"benchmark:{benchmark.path}", tuple(cases),
                     notes={"benchmark_queries": len(benchmark.queries), "kept": len(cases),
-                           "relevant_tools_not_in_index": dropped})
+                           "relevant_tools_not_in_index": dropped}, tenant=tenant)
 
 
 class QuerySetStore:
@@ -134,26 +147,62 @@ class QuerySetStore:
 
     @classmethod
     def open(cls, client: OpenSearch, index: str) -> QuerySetStore:
-        ensure_index(client, index, query_sets_index_body())
+        body = query_sets_index_body()
+        ensure_index(client, index, body)
+        # an index made before sets had a tenant gets the field (its old sets have none)
+        tenant = body["mappings"]["properties"]["tenant"]
+        client.indices.put_mapping(index=index, body={"properties": {"tenant": tenant}})
         return cls(client, index)
 
     @staticmethod
-    def _id(index: str, name: str) -> str:
-        return f"{index}:{name}"
+    def _id(index: str, name: str, tenant: str) -> str:
+        """A set's document id (a shared set keeps the id sets had before tenants were recorded)."""
+        return f"{index}:{name}" if tenant == ALL_TENANTS else f"{tenant}/{index}:{name}"
 
     def save(self, query_set: QuerySet) -> None:
-        self.client.index(index=self.index, id=self._id(query_set.index, query_set.name), body=query_set.to_doc(),
-                          params={"refresh": "wait_for"})
+        self.client.index(index=self.index, id=self._id(query_set.index, query_set.name, query_set.tenant),
+                          body=query_set.to_doc(), params={"refresh": "wait_for"})
 
-    def get(self, index: str, name: str) -> QuerySet:
+    def get(self, index: str, name: str, tenant: str | None) -> QuerySet:
+        """The set ``name`` of ``index`` as a caller of ``tenant`` finds it: its tenant's, else the shared
+        one; an all-tenant caller: the shared one (or one with no tenant), else the only tenant's set of
+        that name.
+
+        Raises:
+            BadQueryError: the caller sees no such set (the same answer whether or not another tenant
+                has one), or, for an all-tenant caller, several tenants have one of that name.
+        """
+        missing = BadQueryError(f"no query set {name!r} for index {index!r}")
+        if tenant is not None:
+            for label in (tenant, ALL_TENANTS):
+                found = self._get(self._id(index, name, label))
+                if found is not None and found.get("tenant") == label:  # a set with no tenant is not shared
+                    return QuerySet.from_doc(found)
+            raise missing
+        found = self._get(self._id(index, name, ALL_TENANTS))
+        if found is not None:
+            return QuerySet.from_doc(found)
+        body = {"size": 10, "query": {"bool": {"filter": [{"term": {"index": index}}, {"term": {"name": name}}]}}}
+        hits = self.client.search(index=self.index, body=body)["hits"]["hits"]
+        if not hits:
+            raise missing
+        if len(hits) > 1:
+            owners = sorted(str(h["_source"].get("tenant")) for h in hits)
+            raise BadQueryError(f"query set {name!r} of index {index!r} is a set of several tenants "
+                                f"({', '.join(owners)}); an all-tenant key compares on a name only one tenant uses")
+        return QuerySet.from_doc(hits[0]["_source"])
+
+    def _get(self, doc_id: str) -> dict[str, Any] | None:
         try:
-            doc = self.client.get(index=self.index, id=self._id(index, name))
+            return dict(self.client.get(index=self.index, id=doc_id)["_source"])
         except NotFoundError:
-            raise BadQueryError(f"no query set {name!r} for index {index!r}") from None
-        return QuerySet.from_doc(doc["_source"])
+            return None
 
-    def list(self, index: str) -> list[dict[str, Any]]:
-        """Summaries (name, origin, size, created) of the sets of ``index``."""
-        body = {"size": 1000, "_source": ["name", "index", "origin", "size", "created"],
-                "sort": [{"name": "asc"}], "query": {"term": {"index": index}}}
-        return [h["_source"] for h in self.client.search(index=self.index, body=body)["hits"]["hits"]]
+    def list(self, index: str, tenant: str | None) -> list[dict[str, Any]]:
+        """Summaries (name, origin, size, created, tenant) of the sets of ``index`` a caller of ``tenant``
+        sees (a set with no tenant: ``tenant`` None)."""
+        body = {"size": 1000, "_source": ["name", "index", "origin", "size", "created", "tenant"],
+                "sort": [{"name": "asc"}],
+                "query": {"bool": {"filter": [{"term": {"index": index}}, *tenant_scope(tenant)]}}}
+        hits = self.client.search(index=self.index, body=body)["hits"]["hits"]
+        return [{**h["_source"], "tenant": h["_source"].get("tenant")} for h in hits]

@@ -9,24 +9,16 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import drop_indices
+
 #: The workbench's own indices; outside ``toolsift-test-*`` so per-test cleanups leave them alone.
 WB_PREFIX = "toolsift-wbtest-"
 #: 22 LiveMCPBench servers: the first 20, the Word and the Excel servers (documents, PDFs, files).
 WB_SERVERS = (*range(20), 48, 65)
 
 
-def _drop_indices(client: Any, prefix: str) -> None:
-    """Every index, index template and search pipeline whose name starts with ``prefix``."""
-    client.indices.delete(index=f"{prefix}*", ignore_unavailable=True, expand_wildcards="all")
-    for tpl in client.indices.get_index_template(name=f"{prefix}*", ignore=404).get("index_templates", []):
-        client.indices.delete_index_template(name=tpl["name"])
-    for pid in client.search_pipeline.get(ignore=404):
-        if pid.startswith(prefix):
-            client.search_pipeline.delete(id=pid)
-
-
 def _drop_workbench_indices(client: Any) -> None:
-    _drop_indices(client, WB_PREFIX)
+    drop_indices(client, WB_PREFIX)
 
 
 @pytest.fixture(scope="session")
@@ -101,7 +93,7 @@ class TenantCatalog:
 
 
 def _drop_tenant_indices(client: Any) -> None:
-    _drop_indices(client, TENANT_PREFIX)
+    drop_indices(client, TENANT_PREFIX)
 
 
 @pytest.fixture(scope="session")
@@ -126,7 +118,8 @@ def tenant_catalog(client: Any, base_settings: Any, embedder: Any, datasets: Pat
                 ApiKey(name="root", tenant="*", role="admin", sha256=hash_key(raw["root"]))]
     settings = base_settings.with_overrides(
         index=f"{TENANT_PREFIX}catalog", feedback_index=f"{TENANT_PREFIX}feedback", data_dir=folder / "data",
-        llm_cache_dir=folder / "llm-cache", api_keys=api_keys, query_log=False,
+        llm_cache_dir=folder / "llm-cache", api_keys=api_keys, query_log=True,
+        query_log_index=f"{TENANT_PREFIX}querylog",  # feedback is checked against the answers it records
     )
     _drop_tenant_indices(client)
     for tenant, picked in TENANT_SLICES.items():

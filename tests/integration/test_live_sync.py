@@ -166,7 +166,8 @@ def test_an_agent_searches_calls_a_live_tool_through_toolsift_and_sees_the_serve
     feedback_index = f"{INDEX}-feedback"
     config = tmp_path / "toolsift.toml"
     config.write_text(f"""index = "{INDEX}"\nopensearch_url = "{settings.effective_url}"\ndata_dir = "{settings.data_dir}"
-query_log = false
+query_log = true
+query_log_index = "{INDEX}-querylog"
 feedback_index = "{feedback_index}"
 [[mcp_sources]]
 name = "notes"
@@ -201,6 +202,7 @@ command = {json.dumps(settings.mcp_sources[0].command)}
             data = dict(called.structured_content or json.loads(called.content[0].text))
             echoed = json.loads(data["content"][0]["text"])
             assert (echoed["tool"], echoed["arguments"], data["server"]) == ("create_note", {"title": "groceries"}, "notes")
+            assert data["feedback"] == "stored"  # the search's answer held the tool, given to this caller
             seen["request_id"] = found["request_id"]
 
             wrong = await call("notes/create_note", {"body": "no title"})
@@ -237,7 +239,7 @@ command = {json.dumps(settings.mcp_sources[0].command)}
     client.indices.refresh(index=feedback_index)
     stored = client.search(index=feedback_index, body={"query": {"match_all": {}}})["hits"]["hits"]
     assert any(hit["_source"].get("request_id") == seen["request_id"] for hit in stored), stored
-    client.indices.delete(index=feedback_index, ignore_unavailable=True)
+    client.indices.delete(index=[feedback_index, f"{INDEX}-querylog"], ignore_unavailable=True)
 
 
 def test_versions_keep_each_definition_deprecate_dropped_tools_and_prune_them_after_the_grace_period(

@@ -118,3 +118,82 @@ def test_the_cli_records_its_searches_as_cli(client: Any, catalog: Any, base_set
 
     (record,) = records(client)
     assert record["source"] == "cli" and record["request"] == "read a pdf file"
+
+
+def _opened_at_once(client: Any, settings: Any, n: int) -> None:
+    """``n`` logs opened at the same moment, each with its own client (as the API, the MCP server and
+    the workbench open theirs when they start together)."""
+    import threading
+
+    from toolsift.opensearch import connect
+    from toolsift.search.querylog import QueryLog
+
+    clients = [connect(settings) for _ in range(n)]
+    start = threading.Barrier(n)
+
+    def open_log(own: Any) -> None:
+        start.wait()
+        QueryLog.open(own, settings, source="api")
+
+    threads = [threading.Thread(target=open_log, args=(own,)) for own in clients]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def test_logs_opened_at_once_on_a_new_index_warn_of_nothing(
+        client: Any, catalog: Any, embedder: Any, caplog: pytest.LogCaptureFixture) -> None:
+    settings = catalog.with_overrides(query_log=True, query_log_index=LOG_INDEX)
+
+    with caplog.at_level(logging.WARNING, logger="toolsift.search.querylog"):
+        for _ in range(3):
+            client.indices.delete(index=LOG_INDEX, ignore_unavailable=True)
+            _opened_at_once(client, settings, 3)
+
+    assert [r.getMessage() for r in caplog.records if r.name == "toolsift.search.querylog"] == []
+    Searcher(client, settings, embedder).search("read a pdf file", top_k=1)
+    assert len(records(client)) == 1
+
+
+def test_a_retention_prune_that_fails_says_so_and_searches_are_still_logged(
+        client: Any, catalog: Any, embedder: Any, caplog: pytest.LogCaptureFixture) -> None:
+    from toolsift.mappings.querylog import query_log_index_body
+
+    settings = catalog.with_overrides(query_log=True, query_log_index=LOG_INDEX)
+    client.indices.create(index=LOG_INDEX, body=query_log_index_body())
+    client.indices.put_settings(index=LOG_INDEX, body={"index": {"blocks": {"read": True}}})  # writes still go in
+    try:
+        with caplog.at_level(logging.WARNING, logger="toolsift.search.querylog"):
+            Searcher(client, settings, embedder).search("read a pdf file", top_k=1)
+    finally:
+        client.indices.put_settings(index=LOG_INDEX, body={"index": {"blocks": {"read": False}}})
+
+    messages = [r.getMessage() for r in caplog.records if r.name == "toolsift.search.querylog"]
+    assert len(messages) == 1 and "retention prune" in messages[0] and "skipped" in messages[0], messages
+    assert "unlogged" not in messages[0]
+    assert [r["request"] for r in records(client)] == ["read a pdf file"]
+
+
+def test_an_answer_given_under_a_request_id_is_found_at_once_even_in_a_log_made_by_an_older_toolsift(
+        client: Any, catalog: Any, embedder: Any) -> None:
+    from toolsift.mappings.querylog import query_log_index_body
+    from toolsift.search.querylog import issued_answer, issuing
+
+    older = query_log_index_body()
+    for added in ("request_id", "tenant", "key", "answered_ids"):  # the version 1 mapping
+        del older["mappings"]["properties"][added]
+    client.indices.create(index=LOG_INDEX, body=older)
+    settings = catalog.with_overrides(query_log=True, query_log_index=LOG_INDEX)
+    searcher = Searcher(client, settings, embedder)
+
+    with issuing("a" * 32, tenant="acme", key="acme-search") as issue:
+        result = searcher.search("read a pdf file", top_k=3)
+        issue.answered([t.doc_id for t in result.tools[:2]])
+    found = issued_answer(client, LOG_INDEX, "a" * 32)  # no refresh in between
+
+    assert found is not None and (found.tenant, found.key) == ("acme", "acme-search")
+    assert found.tool_ids == {t.doc_id for t in result.tools[:2]}
+    assert issued_answer(client, LOG_INDEX, "b" * 32) is None
+    (record,) = records(client)
+    assert record["request"] == "read a pdf file" and record["request_id"] == "a" * 32

@@ -46,7 +46,8 @@ FIELD_TYPES: dict[str, tuple[type, dict[str, Any], dict[str, str]]] = {
         "retriever": "keyword", "index": "keyword", "ranker": "keyword", "reranker": "keyword",
         "weights_version": "keyword", "source": "keyword", "degraded": "boolean",
         "degraded_reason": "text", "latency_ms": "float", "tool_ids": "keyword", "top_tool": "keyword",
-        "agent_ids": "keyword", "answer": "object",
+        "agent_ids": "keyword", "answer": "object", "request_id": "keyword", "tenant": "keyword",
+        "key": "keyword", "answered_ids": "keyword",
     }),
     "evalruns": (EvalRunDoc, eval_runs_index_body(), {
         "run_id": "keyword", "recorded_at": "date", "query_set": "keyword", "dataset_path": "keyword",
@@ -59,11 +60,11 @@ FIELD_TYPES: dict[str, tuple[type, dict[str, Any], dict[str, str]]] = {
     "judgments": (JudgmentDoc, judgments_index_body(), {
         "judged_at": "date", "query": "text", "query_set": "keyword", "index": "keyword",
         "tool_id": "keyword", "tool_name": "keyword", "agent_id": "keyword", "relevant": "boolean",
-        "grade": "integer", "source": "keyword", "weights_version": "keyword",
+        "grade": "integer", "source": "keyword", "weights_version": "keyword", "tenant": "keyword",
     }),
     "querysets": (QuerySetDoc, query_sets_index_body(), {
         "name": "keyword", "index": "keyword", "origin": "keyword", "created": "date",
-        "size": "integer", "queries": "object",
+        "size": "integer", "queries": "object", "tenant": "keyword",
     }),
     "history": (HistoryDoc, history_index_body(8, {}), {
         "kind": "keyword", "bundle_id": "keyword", "tools": "keyword", "text": "text",
@@ -84,18 +85,19 @@ def test_the_derived_mapping_has_the_expected_field_types_in_the_records_order(n
 
 
 def test_the_query_log_body_is_the_one_written_by_hand_before() -> None:
+    """Version 2 added who an answer was given to (``request_id``, ``tenant``, ``key``, ``answered_ids``)."""
     expected = {
         "settings": SETTINGS,
         "mappings": {
             "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "querylog", "schema_version": 1}},
+            "_meta": {"toolsift": {"schema": "querylog", "schema_version": 2}},
             "properties": {
                 "timestamp": {"type": "date"}, "request": RAW_TEXT,
                 "level": KEYWORD, "method": KEYWORD, "retriever": KEYWORD, "index": KEYWORD,
                 "ranker": KEYWORD, "reranker": KEYWORD, "weights_version": KEYWORD, "source": KEYWORD,
                 "degraded": {"type": "boolean"}, "degraded_reason": {"type": "text"},
                 "latency_ms": FLOAT, "tool_ids": KEYWORD, "top_tool": KEYWORD, "agent_ids": KEYWORD,
-                "answer": STORED,
+                "answer": STORED, "request_id": KEYWORD, "tenant": KEYWORD, "key": KEYWORD, "answered_ids": KEYWORD,
             },
         },
     }
@@ -124,16 +126,17 @@ def test_the_eval_runs_body_is_the_one_written_by_hand_before() -> None:
 
 
 def test_the_workbench_bodies_are_the_ones_written_by_hand_before() -> None:
+    """Version 2 added the writer's ``tenant`` to both."""
     judgments = {
         "settings": SETTINGS,
         "mappings": {
             "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "judgments", "schema_version": 1}},
+            "_meta": {"toolsift": {"schema": "judgments", "schema_version": 2}},
             "properties": {
                 "judged_at": {"type": "date"}, "query": RAW_TEXT,
                 "query_set": KEYWORD, "index": KEYWORD, "tool_id": KEYWORD, "tool_name": KEYWORD,
                 "agent_id": KEYWORD, "relevant": {"type": "boolean"}, "grade": {"type": "integer"},
-                "source": KEYWORD, "weights_version": KEYWORD,
+                "source": KEYWORD, "weights_version": KEYWORD, "tenant": KEYWORD,
             },
         },
     }
@@ -141,10 +144,10 @@ def test_the_workbench_bodies_are_the_ones_written_by_hand_before() -> None:
         "settings": SETTINGS,
         "mappings": {
             "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "querysets", "schema_version": 1}},
+            "_meta": {"toolsift": {"schema": "querysets", "schema_version": 2}},
             "properties": {
                 "name": KEYWORD, "index": KEYWORD, "origin": KEYWORD, "created": {"type": "date"},
-                "size": {"type": "integer"}, "queries": STORED,
+                "size": {"type": "integer"}, "queries": STORED, "tenant": KEYWORD,
             },
         },
     }

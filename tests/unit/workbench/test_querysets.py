@@ -19,6 +19,13 @@ def test_judging_the_same_result_again_addresses_the_same_document() -> None:
     assert judgment_id("idx", "convert a doc", "t1") != judgment_id("other", "convert a doc", "t1")
 
 
+def test_each_tenant_judges_a_result_in_a_document_of_its_own_and_shared_judgments_keep_their_id() -> None:
+    shared = judgment_id("idx", "convert a doc", "t1", "*")
+    assert shared == judgment_id("idx", "convert a doc", "t1")  # the id judgments had before tenants
+    assert len({shared, judgment_id("idx", "convert a doc", "t1", "acme"),
+                judgment_id("idx", "convert a doc", "t1", "globex")}) == 3
+
+
 def test_a_query_set_from_judgments_has_one_query_per_judged_text_with_its_relevant_tools() -> None:
     judged = [
         Judgment("idx", "convert a doc", "t1", True), Judgment("idx", "convert a doc", "t2", False),
@@ -35,8 +42,11 @@ def test_a_query_set_from_judgments_has_one_query_per_judged_text_with_its_relev
 
 
 def test_a_query_set_survives_its_index_document() -> None:
-    qs = from_judgments("judged", "idx", [Judgment("idx", "convert a doc", "t1", True)])
+    qs = from_judgments("judged", "idx", [Judgment("idx", "convert a doc", "t1", True)], tenant="acme")
     assert QuerySet.from_doc(qs.to_doc()).queries == qs.queries
+    assert QuerySet.from_doc(qs.to_doc()).tenant == qs.summary()["tenant"] == "acme"
+    legacy = {k: v for k, v in qs.to_doc().items() if k != "tenant"}  # written before tenants were recorded
+    assert QuerySet.from_doc(legacy).tenant == "*"
 
 
 @pytest.mark.skipif(not (DATASETS / "livemcpbench").exists(), reason="benchmark data not found")
