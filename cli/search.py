@@ -150,7 +150,7 @@ def render_result(result: object, *, rewrite_source: str | None = None) -> str:
             ``file``, ``off``); shown with the query's tool needs and arguments when given.
     """
     from toolsift.records import RankedAgent
-    from toolsift.search import SearchResult
+    from toolsift.search import SearchResult, why
 
     assert isinstance(result, SearchResult)
     sq = result.query
@@ -158,7 +158,7 @@ def render_result(result: object, *, rewrite_source: str | None = None) -> str:
         f"(structured: {len(sq.tool_needs)} tool need(s), {len(sq.extracted_arguments)} argument(s)) "
         f"{sq.tool_needs[0].user_intent}"
     )
-    method = "tool-to-agent" if result.steps else result.method
+    method = ("tool-to-agent" if result.level == "agent" else "multi-need") if result.steps else result.method
     lines = [f"query: {shown}  [{method}, {result.retriever}, {result.timings.get('total', 0):.0f} ms]"]
     if result.degraded:
         lines.append(f"degraded: {result.degraded_reason or 'the ranker did not answer'} (first-stage order)")
@@ -174,7 +174,13 @@ def render_result(result: object, *, rewrite_source: str | None = None) -> str:
                 lines.append(f"  arguments: {', '.join(sq.extracted_arguments)}")
     if result.requested_level == "auto":
         lines.append(f"level auto → {result.level}: {result.level_reason}")
-    if result.steps:
+    if result.steps and result.level == "tool":
+        lines.append(f"{len(result.steps)} text(s), the request and its needs, each its own joint tool + server "
+                     f"ranking; {result.ranker}")
+        for i, step in enumerate(result.steps, start=1):
+            tops = ", ".join(a.name for a in step.agents[:3]) or "–"
+            lines.append(f"  text {i}: {step.text}  →  {tops}")
+    elif result.steps:
         lines.append(f"{len(result.steps)} step(s), each its own joint tool + agent query; {result.ranker}")
         for i, step in enumerate(result.steps, start=1):
             tops = ", ".join(a.name for a in step.agents[:3]) or "–"
@@ -194,18 +200,19 @@ def render_result(result: object, *, rewrite_source: str | None = None) -> str:
                 lines.append("other tools in the answer: " + ", ".join(
                     f"{t.name} ({(t.agent_id or 'no agent').removeprefix('agent:')})" for t in others))
         return "\n".join(lines)
-    fields = ["description", "parameters", "response", "examples"]
     if result.reranker:
         lines.append(f"reranked by {result.reranker} (reranker score: its own; score: fused with the base ranker's)")
+    if result.degraded or result.method == "full-doc":
+        lines.append("score: OpenSearch's first-stage score")
+    names = {t.doc_id: t.name for t in result.tools}
     rows = []
     for i, t in enumerate(result.tools, start=1):
-        contrib = " ".join(f"{f[:4]}={t.contributions.get(f, 0):.2f}" for f in fields) if t.contributions else ""
-        row = [i, t.name, (t.agent_id or "").removeprefix("agent:"), round(t.score, 4), contrib,
-               ",".join(t.missing_required)]
+        row = [i, t.name, (t.agent_id or "").removeprefix("agent:"), round(t.score, 4),
+               why(t, request=sq.text, names=names), ",".join(t.missing_required)]
         if result.reranker:
             row.insert(4, "–" if t.reranker_score is None else round(t.reranker_score, 4))
         rows.append(row)
-    headers = ["#", "tool", "agent", "score", "weighted field contributions", "missing required"]
+    headers = ["#", "tool", "agent", "score", "why it ranked (the terms of its score)", "missing required"]
     if result.reranker:
         headers.insert(4, "reranker")
     lines.append(table(headers, rows))

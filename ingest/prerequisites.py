@@ -14,7 +14,11 @@ read it, within one server (one agent's tools), for every tool:
    coordinate (:data:`IDENTIFIER_WORDS`: ``objectId``, ``paper_id``, ``station_code``,
    ``latitude``) comes from the sibling whose own name, description and response carry the
    parameter's other words (``object``; for ``latitude``, the word itself), and which requires no
-   identifier itself: a tool that asks for a ``latitude`` does not produce one.
+   identifier itself: a tool that asks for a ``latitude`` does not produce one — whether a required
+   parameter is named so or its description says so, in the schema or in the argument list of the
+   tool's docstring-style description (``locations: List of dictionaries, each containing the latitude
+   and longitude of a person's location``: ``suggest_meeting_point`` takes coordinates,
+   ``geocode_address`` gives them).
 
 A tool's ``prerequisites`` are those siblings' ids, named ones first, each once, at most
 :data:`MAX_PREREQUISITES` (the field is a keyword list: a search reads it back sorted, so it holds
@@ -31,12 +35,16 @@ from dataclasses import dataclass, replace
 from toolsift.ingest.derive import identifier_words
 from toolsift.mappings.model import ToolDoc
 
-__all__ = ["IDENTIFIER_WORDS", "MAX_PREREQUISITES", "ToolFacts", "link_prerequisites", "with_prerequisites"]
+__all__ = ["IDENTIFIER_WORDS", "MAX_PREREQUISITES", "ToolFacts", "documented", "link_prerequisites",
+           "with_prerequisites"]
 
 #: Parameter-name words that mark a value another call produces: identifiers and coordinates.
 IDENTIFIER_WORDS: frozenset[str] = frozenset({
     "id", "ids", "code", "codes", "key", "uuid", "slug", "latitude", "longitude", "lat", "lng", "lon", "coordinates",
 })
+#: The identifier words that name a coordinate: a point is one whatever it is the point of
+#: (``from_latitude`` and ``locations: each with a latitude`` ask for the same kind of value).
+COORDINATE_WORDS: frozenset[str] = frozenset({"latitude", "longitude", "lat", "lng", "lon", "coordinates"})
 #: The most prerequisites one tool lists (and the search places after it).
 MAX_PREREQUISITES = 2
 #: Names this short are words ("get", "run"), not references to a tool.
@@ -53,6 +61,8 @@ class ToolFacts:
     words: frozenset[str]
     parameter_text: str
     required_words: tuple[tuple[str, ...], ...]
+    #: The words of the required parameters' names and descriptions: what the tool asks for.
+    asks_for: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, doc: ToolDoc) -> ToolFacts | None:
@@ -67,11 +77,41 @@ class ToolFacts:
             words=frozenset(identifier_words(text).split()),
             parameter_text=" ".join(p.description for p in doc.parameters if p.description),
             required_words=tuple(tuple(identifier_words(p.name).split()) for p in doc.required_parameters),
+            asks_for=frozenset(identifier_words(" ".join(
+                f"{p.name} {p.description or documented(doc.description, p.name)}" for p in doc.required_parameters
+            )).split()),
         )
 
     @property
     def requires_identifier(self) -> bool:
         return any(IDENTIFIER_WORDS.intersection(words) for words in self.required_words)
+
+    def asks_for_value(self, words: Sequence[str]) -> bool:
+        """Whether a required parameter's name or description asks for the value a parameter named
+        ``words`` holds: a coordinate (any coordinate word of it), else all of its words."""
+        kind = COORDINATE_WORDS.intersection(words) or set(words)
+        return kind <= self.asks_for
+
+
+def documented(description: str, name: str) -> str:
+    """What a tool's description says of its parameter ``name`` in a docstring-style argument list
+    (``Args:``): the line ``name: text`` (or ``name (type): text``) and its more indented continuation.
+
+    Example:
+        >>> documented("Find a venue.\\n\\nArgs:\\n    locations: points, each a latitude\\n        and longitude\\n",
+        ...            "locations")
+        'points, each a latitude and longitude'
+    """
+    found = re.search(rf"^([ \t]*){re.escape(name)}[ \t]*(?:\([^)\n]*\))?[ \t]*:[ \t]*(.*)$", description, re.M)
+    if found is None:
+        return ""
+    indent = len(found.group(1).expandtabs())
+    said = [found.group(2).strip()]
+    for line in description[found.end():].splitlines()[1:]:
+        if not line.strip() or len(line) - len(line.lstrip()) <= indent:
+            break
+        said.append(line.strip())
+    return " ".join(s for s in said if s)
 
 
 def _named(tool: ToolFacts, siblings: Sequence[ToolFacts]) -> list[str]:
@@ -95,7 +135,8 @@ def _producers(tool: ToolFacts, siblings: Sequence[ToolFacts]) -> list[str]:
         wanted = [w for w in words if w not in IDENTIFIER_WORDS] or list(words)
         out.extend(
             s.tool_id for s in siblings
-            if s is not tool and not s.requires_identifier and all(w in s.words for w in wanted)
+            if s is not tool and not s.requires_identifier and not s.asks_for_value(words)
+            and all(w in s.words for w in wanted)
         )
     return out
 

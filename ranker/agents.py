@@ -160,7 +160,8 @@ def merge_steps(
 
 
 def rank_tools_by_server(
-    per_step: Sequence[Sequence[RankedTool]], agents: Sequence[RankedAgent], *, server_weight: float, top_k: int
+    per_step: Sequence[Sequence[RankedTool]], agents: Sequence[RankedAgent], *, server_weight: float, top_k: int,
+    texts: Sequence[str] = (),
 ) -> list[RankedTool]:
     """The tools of every step's ranking, each scored by its best step score plus ``server_weight``
     times its owner's score in ``agents`` (0 for an owner not there).
@@ -171,6 +172,8 @@ def rank_tools_by_server(
         agents: the merged agent ranking of the same steps (:func:`merge_steps`).
         server_weight: β, the server's share (0: tools by their own score only).
         top_k: how many tools to return.
+        texts: each step's text (the request or a need), named by the tool it gave its best score
+            (``via_need``).
 
     Returns:
         Up to ``top_k`` tools, best first; ties go to the earlier step, then the better rank there,
@@ -205,8 +208,8 @@ def rank_tools_by_server(
         RankedTool(doc_id=entity.doc_id, name=entity.name, entity="tool", agent_id=entity.agent_id, score=total,
                    contributions={"need": need, "server": boost}, raw_scores=entity.raw_scores,
                    first_stage_rank=entity.first_stage_rank, prerequisites=entity.prerequisites,
-                   risk=entity.risk)
-        for total, _, _, _, need, boost, entity in scored[:top_k]
+                   risk=entity.risk, via_need=texts[step] if step < len(texts) else "")
+        for total, step, _, _, need, boost, entity in scored[:top_k]
     ]
 
 
@@ -216,8 +219,13 @@ def place_prerequisites(
     """``tools`` with the prerequisites of the first ``top`` placed right after each, cut to ``top_k``.
 
     A prerequisite (``RankedTool.prerequisites``: a sibling that produces an identifier the tool
-    needs) takes its tool's score and says whose it is (``prerequisite_of``; its contributions: one
-    ``prerequisite`` part). One already placed higher stays there; one further down moves up.
+    needs) is there because its tool is: it says whose it is (``prerequisite_of``) and never
+    outranks or ties that tool. It comes right after its tool — after any tool the ranking scored
+    the same, which keeps its place above it — and scores strictly between its tool and the next
+    tool below (the k prerequisites of one score level evenly spaced in that gap; below the last
+    tool, between it and 0), so the answer stays sorted by score. Its contributions: one
+    ``prerequisite`` part, its score. One already ranked higher on its own stays there; one further
+    down moves up.
 
     Args:
         tools: a ranked answer, best first.
@@ -229,29 +237,42 @@ def place_prerequisites(
         >>> near = RankedTool("m/near", "near", "tool", "agent:m", 0.9, prerequisites=("m/geo",))
         >>> other = RankedTool("x/other", "other", "tool", "agent:x", 0.5)
         >>> geo = RankedTool("m/geo", "geo", "tool", "agent:m", 0.0)
-        >>> [t.doc_id for t in place_prerequisites([near, other], {"m/geo": geo}, top=1, top_k=3)]
-        ['m/near', 'm/geo', 'x/other']
+        >>> [(t.doc_id, round(t.score, 2)) for t in place_prerequisites([near, other], {"m/geo": geo}, top=1, top_k=3)]
+        [('m/near', 0.9), ('m/geo', 0.7), ('x/other', 0.5)]
     """
     if top < 0:
         raise BadQueryError(f"top must not be negative, got {top}")
-    out: list[RankedTool] = []
-    placed: set[str] = set()
     moved = {p for t in tools[:top] for p in t.prerequisites if p in known}
+    # Each tool that stays, with the prerequisites it brings (in its order, each once, none ranked above).
+    heads: list[tuple[RankedTool, list[str]]] = []
+    placed: set[str] = set()
     for position, tool in enumerate(tools):
-        if tool.doc_id in placed:
-            continue
-        if tool.doc_id in moved and position >= top:
-            continue  # placed after the tool that needs it
-        out.append(tool)
+        if tool.doc_id in placed or (tool.doc_id in moved and position >= top):
+            continue  # a prerequisite further down is placed after the tool that needs it
+        brought: list[str] = []
         placed.add(tool.doc_id)
-        if position >= top:
-            continue
-        for need in tool.prerequisites:
-            if need in placed or need not in known:
-                continue
-            out.append(replace(known[need], score=tool.score, contributions={"prerequisite": tool.score},
-                               field_scores={}, prerequisite_of=tool.doc_id))
-            placed.add(need)
+        if position < top:
+            for need in tool.prerequisites:
+                if need not in placed and need in known:
+                    brought.append(need)
+                    placed.add(need)
+        heads.append((tool, brought))
+    out: list[RankedTool] = []
+    start = 0
+    while start < len(heads):  # one score level at a time: its tools, then their prerequisites
+        level = heads[start][0].score
+        end = start
+        while end < len(heads) and heads[end][0].score >= level:
+            end += 1
+        group = heads[start:end]
+        below = heads[end][0].score if end < len(heads) else min(0.0, level - 1.0)
+        needed = [(tool, need) for tool, brought in group for need in brought]
+        out.extend(tool for tool, _ in group)
+        for i, (tool, need) in enumerate(needed, start=1):
+            score = level - (level - below) * i / (len(needed) + 1)
+            out.append(replace(known[need], score=score, contributions={"prerequisite": score}, field_scores={},
+                               prerequisite_of=tool.doc_id))
+        start = end
     return out[:top_k]
 
 

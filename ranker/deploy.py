@@ -27,7 +27,8 @@ from toolsift.mappings.index import IndexInfo, IndexManager
 from toolsift.plugin_scripts.pipelines import ensure_pipelines
 from toolsift.ranker.artifact import WeightsArtifact
 
-__all__ = ["PushReport", "push_weights", "clear_weights", "active_weights", "ACTIVE_WEIGHTS_KEY"]
+__all__ = ["PushReport", "push_weights", "clear_weights", "active_weights", "ACTIVE_WEIGHTS_KEY", "weights_stamp",
+           "current_weights_stamp"]
 
 #: Where the pushed artifact sits in the index's ``_meta.toolsift``.
 ACTIVE_WEIGHTS_KEY = "active_weights"
@@ -86,3 +87,25 @@ def active_weights(info: IndexInfo) -> WeightsArtifact | None:
             f"index {info.index!r}: _meta.toolsift.{ACTIVE_WEIGHTS_KEY} is not a weights artifact ({exc}); "
             "push weights again from the workbench or clear them"
         ) from exc
+
+
+def weights_stamp(info: IndexInfo) -> str:
+    """What identifies the weights an index ranks with: its concrete name and the pushed weights'
+    digest and push time (empty when none are pushed)."""
+    record = info.meta.get(ACTIVE_WEIGHTS_KEY) or {}
+    return f"{info.index}|{record.get('digest', '')}|{record.get('pushed_at', '')}"
+
+
+def current_weights_stamp(client: OpenSearch, alias: str) -> str | None:
+    """:func:`weights_stamp` of the index ``alias`` points at now, read in one small request (None:
+    no such index)."""
+    found = client.indices.get_mapping(
+        index=alias, ignore=404,
+        filter_path=[f"*.mappings._meta.toolsift.{ACTIVE_WEIGHTS_KEY}.digest",
+                     f"*.mappings._meta.toolsift.{ACTIVE_WEIGHTS_KEY}.pushed_at", "*.mappings._meta.toolsift.schema_version"],
+    )
+    if not isinstance(found, dict) or not found or "error" in found or "status" in found:
+        return None
+    index, body = sorted(found.items())[-1]
+    record = (((body or {}).get("mappings") or {}).get("_meta") or {}).get("toolsift", {}).get(ACTIVE_WEIGHTS_KEY) or {}
+    return f"{index}|{record.get('digest', '')}|{record.get('pushed_at', '')}"

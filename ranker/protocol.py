@@ -172,6 +172,7 @@ class RankedResult(BaseModel):
     prerequisites: list[str] = Field(default_factory=list, max_length=MAX_PREREQUISITES)
     prerequisite_of: str | None = None
     risk: list[str] = Field(default_factory=list, max_length=MAX_RISK_REASONS)
+    via_need: str = Field("", max_length=MAX_DOCUMENT_CHARS)
 
     @classmethod
     def from_tool(cls, t: RankedTool) -> RankedResult:
@@ -195,6 +196,7 @@ class RankedResult(BaseModel):
             prerequisites=tuple(self.prerequisites),
             prerequisite_of=self.prerequisite_of,
             risk=tuple(self.risk),
+            via_need=self.via_need,
         )
 
 

@@ -21,8 +21,11 @@ from toolsift.search.records import (
     SearchResult,
     SetResult,
     StepRanking,
+    explanation,
     tool_to_dict,
+    why,
 )
+from toolsift.search.planner import PlannerParams
 from toolsift.search.searcher import Searcher
 from toolsift.search.sets import SetRecommender
 
@@ -38,6 +41,9 @@ __all__ = [
     "Level",
     "RequestedLevel",
     "tool_to_dict",
+    "explanation",
+    "why",
+    "PlannerParams",
     "SetRecommender",
     "SetResult",
     "QueryLog",

@@ -13,6 +13,7 @@ needs it, keeps one :class:`~toolsift.search.searcher.Searcher` per such choice,
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -23,6 +24,7 @@ from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder, load_embedder
 from toolsift.mappings import F
 from toolsift.query.scope import Scope
+from toolsift.ranker.deploy import current_weights_stamp
 from toolsift.ranker.history import HistoryStore
 from toolsift.records import kinds_for
 from toolsift.search.definitions import Fitted, Format, definitions, fit
@@ -69,6 +71,7 @@ class SearchBackend:
         self._embedder = embedder
         self._load_embedder = embedder_loader
         self._searchers: dict[tuple[object, ...], Searcher] = {}
+        self._checked: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def settings_for(self, request: SearchRequest) -> Settings:
@@ -86,10 +89,27 @@ class SearchBackend:
         key = (settings.index, str(settings.weights), settings.reranker, settings.ranker_url, with_model)
         with self._lock:
             found = self._searchers.get(key)
+            if found is not None and not self._current(settings, found):
+                # weights were pushed to (or cleared from) the index, or its alias moved: rank as it now says
+                self._searchers = {k: v for k, v in self._searchers.items() if k[0] != settings.index}
+                found = None
             if found is None:
                 embedder = self.embedder(settings) if with_model else None
                 found = self._searchers[key] = Searcher(self.client, settings, embedder, source=self.source)
             return found
+
+    def _current(self, settings: Settings, searcher: Searcher) -> bool:
+        """Whether ``searcher`` still ranks as its index says: the pushed weights (and the index behind
+        the alias) are those it was built with. Looked up at most every ``weights_check_interval``
+        seconds per index; explicit ``weights`` take no pushed ones."""
+        if settings.weights is not None:
+            return True
+        now = time.monotonic()
+        last = self._checked.get(settings.index)
+        if last is not None and now - last < settings.weights_check_interval:
+            return True
+        self._checked[settings.index] = now
+        return current_weights_stamp(self.client, settings.index) == searcher.weights_stamp
 
     def embedder(self, settings: Settings | None = None) -> Embedder:
         """The embedding model (loaded on first use)."""
@@ -157,7 +177,10 @@ class SearchBackend:
                        if HistoryStore.exists(self.client, alias) else None)
             recommender = SetRecommender(searcher, history, scope=scope)
             return SearchResponse(request, source, tool_set=recommender.recommend(query))
-        if request.candidates and request.level == "tool" and request.method == "multi-field":
+        # Candidates for re-ranking come with the one multi-field query; a multi-need answer brings its
+        # texts' rankings instead (``result.steps``): either way the ranking is the one any front end gets.
+        if (request.candidates and request.level == "tool" and request.method == "multi-field"
+                and not searcher.plans(settings.multi_need, scope)):
             result, candidates = searcher.search_with_candidates(query, top_k=request.top_k,
                                                                  retriever=retriever,
                                                                  scope=scope)

@@ -35,6 +35,8 @@ __all__ = [
     "SearchResponse",
     "SetResult",
     "tool_to_dict",
+    "explanation",
+    "why",
 ]
 
 Method = Literal["multi-field", "full-doc"]
@@ -122,9 +124,63 @@ def tool_to_dict(t: RankedTool, rank: int) -> dict[str, Any]:
         "raw_scores": {k: {f: round(s, 4) for f, s in v.items()} for k, v in t.raw_scores.items()},
         "missing_required_parameters": list(t.missing_required),
         "first_stage_rank": t.first_stage_rank,
+        "explanation": explanation(t),
         **({"prerequisite_of": t.prerequisite_of} if t.prerequisite_of else {}),
         **({"risk": list(t.risk)} if t.risk else {}),
     }
+
+
+#: Short labels of a field ranking's terms in one line of text.
+_TERM_LABELS = {"description": "desc", "parameters": "para", "response": "resp", "examples": "exam"}
+
+
+def explanation(t: RankedTool) -> dict[str, Any]:
+    """What ranked ``t``, as JSON: the terms its score is made of, by the ranking that made it.
+
+    ``kind`` says which: ``prerequisite`` (placed after the tool that needs it: ``prerequisite_of``,
+    its ``score`` strictly below that tool's), ``multi-need`` (``need``: the text whose joint ranking
+    gave the best score and that score; ``server``: its server's term, β × the server's score),
+    ``fields`` (``terms``: each MFTR field's weighted contribution, plus penalty, bias and the
+    reranker's term when the ranking has them; they sum to the score) or ``first-stage`` (OpenSearch's
+    own score: full-doc, or a ranker that did not answer).
+
+    Example:
+        >>> explanation(RankedTool("m/near", "near", "tool", "agent:m", 1.2,
+        ...                        contributions={"need": 0.9, "server": 0.3}, via_need="find a park"))
+        {'kind': 'multi-need', 'need': {'text': 'find a park', 'score': 0.9}, 'server': {'agent_id': 'agent:m', 'score': 0.3}}
+    """
+    parts = t.contributions
+    if t.prerequisite_of:
+        return {"kind": "prerequisite", "prerequisite_of": t.prerequisite_of, "score": round(t.score, 6)}
+    if "need" in parts:
+        return {"kind": "multi-need", "need": {"text": t.via_need, "score": round(parts["need"], 4)},
+                "server": {"agent_id": t.agent_id, "score": round(parts.get("server", 0.0), 4)}}
+    if parts:
+        return {"kind": "fields", "terms": {k: round(v, 4) for k, v in parts.items()}}
+    return {"kind": "first-stage", "score": round(t.score, 6)}
+
+
+def why(t: RankedTool, *, request: str = "", names: Mapping[str, str] | None = None, width: int = 48) -> str:
+    """:func:`explanation` in one line, for a table: ``need 0.85 (the whole request) + server 0.34``,
+    ``prerequisite of find_ev_charging_stations``, ``desc=0.31 para=0.12 resp=0.00 exam=0.05``.
+
+    Args:
+        request: the request's text (its need is then said as "the whole request").
+        names: tool id → name, for the tool a prerequisite is placed after (default: the id's last part).
+        width: the longest need text quoted.
+    """
+    found = explanation(t)
+    if found["kind"] == "prerequisite":
+        needed = str(found["prerequisite_of"])
+        return f"prerequisite of {(names or {}).get(needed, needed.rsplit('/', 1)[-1])}"
+    if found["kind"] == "multi-need":
+        text = str(found["need"]["text"])
+        said = "the whole request" if text == request or not text else (
+            repr(text if len(text) <= width else text[: width - 1] + "…"))
+        return f"need {found['need']['score']:.2f} ({said}) + server {found['server']['score']:.2f}"
+    if found["kind"] == "fields":
+        return " ".join(f"{_TERM_LABELS.get(k, k)}={v:.2f}" for k, v in found["terms"].items())
+    return "first-stage score (OpenSearch)"
 
 
 @dataclass(frozen=True)
@@ -198,7 +254,8 @@ class SearchRequest:
         explain: the per-field evidence of every tool (field scores, contributions, raw scores) in
             the JSON answer; off, each tool keeps its identity, scores and missing parameters.
         candidates: also return every first-stage candidate's signals (tool level, multi-field), for
-            re-ranking them with other weights (the workbench).
+            re-ranking them with other weights (the workbench); a multi-need answer returns its texts'
+            rankings (``SearchResult.steps``) instead. The ranking is the same as without.
 
     Raises:
         BadQueryError: a request that cannot be answered (nothing to search with, conflicting inputs).
@@ -314,6 +371,6 @@ class SearchResponse:
         assert self.result is not None
         answer = {**self.result.to_dict(), "rewrite_source": self.rewrite_source}
         if not self.request.explain:
-            evidence = ("field_scores", "contributions", "raw_scores")
+            evidence = ("field_scores", "contributions", "raw_scores", "explanation")
             answer["tools"] = [{k: v for k, v in t.items() if k not in evidence} for t in answer["tools"]]
         return answer

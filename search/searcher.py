@@ -16,7 +16,7 @@ from opensearchpy import OpenSearch
 
 from toolsift.config import MultiNeed, Retriever, Settings
 from toolsift.embedding import Embedder
-from toolsift.errors import BadQueryError
+from toolsift.errors import BadQueryError, ConfigError
 from toolsift.mappings import F
 from toolsift.mappings.index import IndexInfo, IndexManager
 from toolsift.opensearch import cosine_from_lucene
@@ -26,7 +26,7 @@ from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.agents import AUTO_MIN_TOOLS, MergeRule, decide_level
 from toolsift.ranker.artifact import WeightsArtifact, load_artifact
-from toolsift.ranker.deploy import active_weights
+from toolsift.ranker.deploy import active_weights, weights_stamp
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.mftr import MFTRRanker
 from toolsift.ranker.pipeline import ranking_pipeline
@@ -34,11 +34,33 @@ from toolsift.ranker.protocol import RankingService, RankRequest, RankResponse
 from toolsift.ranker.types import Ranker
 from toolsift.records import FieldSignals, Kind, RankedTool, kinds_for
 from toolsift.search.agents import StepRetriever, search_agents
-from toolsift.search.planner import plan_search
+from toolsift.search.planner import PlannerParams, plan_search, rank_planned
 from toolsift.search.querylog import QueryLog
-from toolsift.search.records import Method, RequestedLevel, SearchResult
+from toolsift.search.records import Method, RequestedLevel, SearchResult, StepRanking
 
-__all__ = ["Searcher"]
+__all__ = ["Searcher", "PLANNER_KEY", "planner_params"]
+
+#: Where a weights artifact's ``config`` holds the multi-need parameters it was tuned with.
+PLANNER_KEY = "planner"
+
+
+def planner_params(artifact: WeightsArtifact | None, settings: Settings) -> PlannerParams:
+    """The multi-need parameters in force: those a weights artifact was tuned with (its
+    ``config["planner"]``), else the settings'.
+
+    Raises:
+        ConfigError: the artifact's parameters are malformed (named with its path).
+    """
+    found = artifact.config.get(PLANNER_KEY) if artifact is not None else None
+    if found is None:
+        return PlannerParams.from_settings(settings)
+    try:
+        if not isinstance(found, Mapping):
+            raise BadQueryError(f"expected an object, got {found!r}")
+        return PlannerParams.from_dict(found)
+    except BadQueryError as exc:
+        where = artifact.path if artifact is not None and artifact.path else "the active weights"
+        raise ConfigError(f"{where}: config.{PLANNER_KEY} is not the multi-need parameters ({exc})") from None
 
 class Searcher:
     """Searches one toolsift index.
@@ -84,6 +106,8 @@ class Searcher:
         self.first_stage_weights: dict[str, float] = dict(settings.field_weights)
         manager = IndexManager(client, settings.index)
         self.index: IndexInfo = manager.require()
+        #: The index and pushed weights this searcher was built for (:func:`~toolsift.ranker.deploy.weights_stamp`).
+        self.weights_stamp = weights_stamp(self.index)
         tag = ""
         if self.artifact is None and ranker is None:
             # the weights setting, else the weights pushed to the index (toolsift.ranker.deploy)
@@ -93,6 +117,8 @@ class Searcher:
             self.first_stage_weights = self.artifact.weights.first_stage_weights()
             tag = self.artifact.tag
         self.ranker: Ranker = ranker or FieldWeightRanker(settings.field_weights, settings.derived_weight)
+        #: The multi-need ranking's β and M: a weights artifact's (tuned for it in the workbench), else the settings'.
+        self.planner: PlannerParams = planner_params(self.artifact, settings)
         self.ranking: RankingService = ranking or self._ranking_from_settings()
         #: Whether candidates travel with their text (a reranker reads it).
         self.reranks = settings.ranker_url is not None or getattr(self.ranking, "reranker", None) is not None
@@ -285,8 +311,10 @@ class Searcher:
                 raise BadQueryError("multi_need 'on' searches tools and servers together and takes no agent or tag "
                                     "filters; send the filters with multi_need 'auto' or 'off'")
             return False
-        # Learned MFTR weights were trained for the one multi-field query: a search team's tuning wins.
-        return mode == "on" or (self.artifact is None and self.holds_servers)
+        # Learned MFTR weights were trained for the one multi-field query: a search team's tuning wins,
+        # unless the weights were tuned for the multi-need ranking itself (they carry its parameters).
+        tuned_for_it = self.artifact is None or PLANNER_KEY in self.artifact.config
+        return mode == "on" or (tuned_for_it and self.holds_servers)
 
     @property
     def holds_servers(self) -> bool:
@@ -301,9 +329,7 @@ class Searcher:
     ) -> SearchResult:
         sq = query if isinstance(query, StructuredQuery) else StructuredQuery.from_text(query)
         started = time.perf_counter()
-        answer = plan_search(self.steps(), sq, top_k=top_k, retriever=retriever,
-                             server_weight=self.settings.server_weight,
-                             prerequisite_tools=self.settings.prerequisite_tools, scope=scope)
+        answer = plan_search(self.steps(), sq, top_k=top_k, retriever=retriever, params=self.planner, scope=scope)
         timings = {**answer.timings, "total": (time.perf_counter() - started) * 1000}
         return SearchResult(
             query=sq,
@@ -314,9 +340,17 @@ class Searcher:
             agents=answer.agents[:top_k],
             timings=timings,
             index=self.index.index,
-            ranker=f"multi-need ({len(answer.steps)} texts; need + {self.settings.server_weight:g} x server)",
+            ranker=f"multi-need ({len(answer.steps)} texts; {self.planner.describe()})",
             steps=answer.steps,
         )
+
+    def replan(self, steps: Sequence[StepRanking], *, top_k: int, params: PlannerParams,
+               scope: Scope = UNSCOPED) -> list[RankedTool]:
+        """A multi-need answer from a search's kept ``steps`` (its texts' rankings) with ``params``: what
+        a search with those parameters ranks (the workbench's proposals), prerequisites looked up in ``scope``."""
+        tools, _ = rank_planned(steps, top_k=top_k, params=params,
+                                identities=lambda ids: self.steps().identities(ids, scope))
+        return tools
 
     def _search_auto(
         self, query: str | StructuredQuery, *, top_k: int, method: Method, retriever: Retriever | None,

@@ -140,6 +140,8 @@ class RankedTool:
         prerequisites: ids of the tools of its server it needs called first (``ToolDoc.prerequisites``).
         prerequisite_of: the id of the tool this one was placed after as its prerequisite (multi-need
             search), else None.
+        via_need: multi-need search: the text (the whole request or one of its needs) whose joint
+            ranking gave the tool its ``need`` score; empty otherwise.
         risk: what the screen of hostile tool text found (``ToolDoc.risk_reasons``); empty: not flagged.
     """
 
@@ -159,6 +161,7 @@ class RankedTool:
     prerequisites: tuple[str, ...] = ()
     prerequisite_of: str | None = None
     risk: tuple[str, ...] = ()
+    via_need: str = ""
 
     @classmethod
     def from_signals(

@@ -20,14 +20,21 @@ Routes (JSON unless noted):
 without a valid one) and every write — judgments, query sets, weights saved, pushed or cleared —
 needs an ``admin`` key (403 ``forbidden`` for a ``search`` key); pushing or clearing weights, which
 changes the ranking of every tenant of the index, needs an admin key for every tenant (``*``). Searches, sets and comparisons run
-in the key's tenant. The page, ``/static``, ``/health`` and the API's schema (``/api/docs``) stay
+in the key's tenant. Judgments and query sets belong to the writer's tenant: a key sees its tenant's
+and the shared ones (written by all-tenant keys; judgments only on tools it may see), an all-tenant
+key sees all; a judgment must name a tool its writer may see (404 ``not_found``, field ``tool_id``,
+the same for a missing tool and another tenant's). The page, ``/static``, ``/health`` and the API's schema (``/api/docs``) stay
 open. Without keys every caller may do everything (``toolsift serve ui`` then listens on loopback
-only, unless forced). Requests whose ``Host`` header is not an allowed host get 403 (DNS rebinding).
+only, unless forced). Before any route reads a request (:class:`toolsift.webguard.RequestGuard`),
+whether or not keys are configured: a ``Host`` that is not an allowed host is 403 (DNS rebinding), a
+write from another site's page 403 (an ``Origin`` that is not the workbench's own, or
+``Sec-Fetch-Site: cross-site``), a missing or wrong key 401 before the body is read, a write not sent
+as JSON 415, a body over ``max_body_bytes`` 413.
 Paths in requests must resolve inside the workbench's roots (:meth:`Workbench.confine`).
 
 Errors are ``{"error": message, "code": code, "field": field}`` (:func:`toolsift.webguard.error_response`)
 with the status of :data:`toolsift.errors.ERROR_TABLE`: 400 (bad input: the message names the field
-or record), 401, 403, 404, 422 (a body outside the schema), or 503 (OpenSearch unreachable).
+or record), 401, 403, 404, 413, 415, 422 (a body outside the schema), or 503 (OpenSearch unreachable).
 """
 
 from __future__ import annotations
@@ -44,7 +51,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from toolsift.access import KeyRing, Principal
-from toolsift.webguard import HostGuard, allowed_hosts_for, answer_errors, caller, validation_problem
+from toolsift.webguard import (
+    RequestGuard,
+    allowed_hosts_for,
+    answer_errors,
+    caller,
+    invalid_field,
+    key_check,
+    unreadable_body,
+    validation_problem,
+)
 from toolsift.workbench.session import Workbench
 
 __all__ = ["create_app"]
@@ -56,6 +72,8 @@ class ProposalBody(BaseModel):
     model_config = _STRICT
     weights: dict[str, Any] = Field(default_factory=dict)
     rerank_weight: float | None = None
+    #: The multi-need ranking's proposed ``server_weight`` and ``prerequisite_tools`` (checked by the session).
+    planner: dict[str, Any] | None = None
 
 
 class SearchBody(BaseModel):
@@ -155,7 +173,8 @@ def create_app(workbench: Workbench, *, keys: KeyRing | None = None,
     app = FastAPI(title="toolsift workbench", version="1", docs_url="/api/docs", redoc_url=None)
     app.state.keys = keys
     app.state.allowed_hosts = hosts
-    app.add_middleware(HostGuard, allowed=hosts)
+    app.add_middleware(RequestGuard, allowed_hosts=hosts, max_body_bytes=workbench.settings.max_body_bytes,
+                       authenticate=key_check(keys), protected=("/api/",), open_paths=("/api/docs",))
     static = resources.files("toolsift.workbench") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
 
@@ -164,17 +183,19 @@ def create_app(workbench: Workbench, *, keys: KeyRing | None = None,
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
-        first = errors[0] if errors else {}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or None
-        problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: "
-                             f"{validation_problem(e)}" for e in errors[:10])
+        where = invalid_field(errors[0]) if errors else None
+        problems = "; ".join(f"{f}: {validation_problem(e)}" if (f := invalid_field(e)) else validation_problem(e)
+                             for e in errors[:10])
         return JSONResponse({"error": f"invalid request: {problems}", "code": "invalid_request", "field": where},
                             status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
-        return JSONResponse({"error": str(exc.detail), "code": code, "field": None}, status_code=exc.status_code,
+        detail = str(exc.detail)
+        if exc.status_code == 400 and "parsing the body" in detail:  # FastAPI's words for a body it cannot read
+            code, detail = "bad_request", unreadable_body(exc)
+        return JSONResponse({"error": detail, "code": code, "field": None}, status_code=exc.status_code,
                             headers=getattr(exc, "headers", None))
 
     @app.get("/", include_in_schema=False)
@@ -203,25 +224,25 @@ def create_app(workbench: Workbench, *, keys: KeyRing | None = None,
         return workbench.recommend_set(body.search_id, tenant=who.tenant)
 
     @app.post("/api/judgments")
-    def judge(body: JudgmentBody, _: Admin) -> dict[str, Any]:
+    def judge(body: JudgmentBody, who: Admin) -> dict[str, Any]:
         return workbench.judge(body.query, body.tool_id, body.relevant, tool_name=body.tool_name,
-                               agent_id=body.agent_id, query_set=body.query_set)
+                               agent_id=body.agent_id, query_set=body.query_set, tenant=who.tenant)
 
     @app.get("/api/judgments")
     def judgments(who: Caller, limit: int = 200) -> dict[str, Any]:
         return {"judgments": workbench.list_judgments(max(1, min(limit, 10_000)), tenant=who.tenant)}
 
     @app.get("/api/querysets")
-    def query_sets(_: Caller) -> dict[str, Any]:
-        return {"query_sets": workbench.query_sets.list(workbench.alias)}
+    def query_sets(who: Caller) -> dict[str, Any]:
+        return {"query_sets": workbench.query_sets.list(workbench.alias, who.tenant)}
 
     @app.post("/api/querysets/import")
-    def import_query_set(body: ImportBody, _: Admin) -> dict[str, Any]:
-        return workbench.import_query_set(body.path, body.name)
+    def import_query_set(body: ImportBody, who: Admin) -> dict[str, Any]:
+        return workbench.import_query_set(body.path, body.name, tenant=who.tenant)
 
     @app.post("/api/querysets/from-judgments")
-    def query_set_from_judgments(body: NameBody, _: Admin) -> dict[str, Any]:
-        return workbench.query_set_from_judgments(body.name)
+    def query_set_from_judgments(body: NameBody, who: Admin) -> dict[str, Any]:
+        return workbench.query_set_from_judgments(body.name, tenant=who.tenant)
 
     @app.post("/api/compare")
     def compare(body: CompareBody, who: Caller) -> dict[str, Any]:

@@ -1,8 +1,11 @@
 """Current vs proposed weights on a query set: NDCG@10 and Recall@10, and the queries that moved.
 
-Each query's candidates (first stage + exact field signals) are fetched once per query set and
-kept; a comparison only re-ranks them (:func:`~toolsift.workbench.tuning.rank_with`), so moving a
-slider re-scores a whole set in milliseconds. Queries are structured without an LLM rewrite (the
+Each query's candidates are fetched once per query set and kept: on an index whose searches the
+multi-need ranking answers, its texts' joint rankings (re-ranked by
+:func:`~toolsift.search.planner.rank_planned` with the current and the proposed β and M, the
+prerequisites' identities looked up once); otherwise the first stage + exact field signals (re-ranked
+by :func:`~toolsift.workbench.tuning.rank_with`). Either way each side is the ranking a search with
+those parameters returns, and moving a slider re-scores a whole set in milliseconds. Queries are structured without an LLM rewrite (the
 request as one tool need), as ``toolsift eval`` does by default. Measures are ir-measures' through
 :func:`toolsift.evaluation.metrics.evaluate_per_query`.
 """
@@ -10,18 +13,20 @@ request as one tool need), as ``toolsift eval`` does by default. Measures are ir
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolsift.config import Retriever
 from toolsift.evaluation.metrics import evaluate_per_query
-from toolsift.records import FieldSignals
+from toolsift.records import FieldSignals, RankedTool
 from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.mftr import FeatureBatch, MFTRRanker
 from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.search.planner import PlannerParams, planned_rankings, rank_planned
+from toolsift.search.records import StepRanking
 from toolsift.workbench.querysets import QueryCase, QuerySet
 from toolsift.workbench.tuning import Proposal, rank_with
 
@@ -35,6 +40,8 @@ MEASURES = ("ndcg@10", "recall@10")
 MOVERS = 10
 #: How many proposals' scores a query set keeps (the current weights' stay warm).
 SCORED_KEPT = 16
+#: How many texts one joint-ranking round trip takes (a query set's texts go in batches).
+TEXTS_PER_BATCH = 64
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,12 @@ class SetCandidates:
     retriever: Retriever
     cases: tuple[tuple[QueryCase, StructuredQuery, tuple[FieldSignals, ...]], ...]
     seconds: float
+    #: Multi-need: each query's texts' rankings (by query id); empty when the field ranking answers.
+    steps: dict[str, tuple[StepRanking, ...]] = field(default_factory=dict)
+    #: Multi-need: the prerequisites' identities looked up so far (by id; None: not visible).
+    identities: dict[str, RankedTool | None] = field(default_factory=dict)
+    #: Looks up identities the rankings lack (the searcher's, in the comparison's scope).
+    lookup: Callable[[Sequence[str]], Mapping[str, RankedTool]] | None = None
     #: Per-query measures of proposals already scored on these candidates (by the proposal's JSON).
     scored: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     #: Each query's prepared features (they do not depend on the weights' values).
@@ -78,8 +91,10 @@ class Comparison:
 def gather_candidates(searcher: Searcher, query_set: QuerySet, retriever: Retriever, *,
                       scope: Scope = UNSCOPED) -> SetCandidates:
     """Every query's candidates from the index (encoding all query texts in one go first), inside
-    ``scope`` (the caller's tenant)."""
+    ``scope`` (the caller's tenant): the multi-need rankings when those answer the index's searches."""
     started = time.perf_counter()
+    if searcher.plans(None, scope):
+        return _gather_planned(searcher, query_set, retriever, scope, started)
     structured = [(case, searcher.structure(case.text)) for case in query_set.queries]
     if searcher.embedder is not None and retriever != "bm25":
         searcher.embedder.prime([t for _, sq in structured for t in sq.all_texts()])
@@ -92,6 +107,29 @@ def gather_candidates(searcher: Searcher, query_set: QuerySet, retriever: Retrie
     return SetCandidates(query_set, retriever, tuple(cases), time.perf_counter() - started)
 
 
+def _gather_planned(searcher: Searcher, query_set: QuerySet, retriever: Retriever, scope: Scope,
+                    started: float) -> SetCandidates:
+    structured = [(case, StructuredQuery.from_text(case.text)) for case in query_set.queries]
+    steps = searcher.steps()
+    ranked = planned_rankings(steps, [sq for _, sq in structured], retriever, scope=scope, batch=TEXTS_PER_BATCH)
+    return SetCandidates(
+        query_set, retriever, tuple((case, sq, ()) for case, sq in structured), time.perf_counter() - started,
+        steps={case.query_id: rankings for (case, _), rankings in zip(structured, ranked)},
+        lookup=lambda ids: steps.identities(ids, scope),
+    )
+
+
+def _identities(candidates: SetCandidates) -> Callable[[Sequence[str]], Mapping[str, RankedTool]]:
+    """The set's lookup of prerequisites, each id looked up once across proposals."""
+    def found(ids: Sequence[str]) -> dict[str, RankedTool]:
+        missing = [i for i in ids if i not in candidates.identities]
+        if missing and candidates.lookup is not None:
+            got = candidates.lookup(missing)
+            candidates.identities.update({i: got.get(i) for i in missing})
+        return {i: t for i in ids if (t := candidates.identities.get(i)) is not None}
+    return found
+
+
 def _scored(candidates: SetCandidates, proposal: Proposal, reranking: RankingPipeline | None,
             depth: int) -> dict[str, dict[str, float]]:
     key = json.dumps(proposal.to_dict(), sort_keys=True)
@@ -99,10 +137,14 @@ def _scored(candidates: SetCandidates, proposal: Proposal, reranking: RankingPip
         ranker = MFTRRanker(proposal.weights)
         run: dict[str, dict[str, float]] = {}
         for case, sq, signals in candidates.cases:
-            batch = candidates.batches.get(case.query_id)
-            if batch is None and signals:
-                batch = candidates.batches[case.query_id] = ranker.prepare(signals)
-            ranked = rank_with(proposal, sq, signals, top_k=depth, reranking=reranking, ranker=ranker, batch=batch)
+            if candidates.steps:
+                ranked, _ = rank_planned(candidates.steps[case.query_id], top_k=depth,
+                                         params=proposal.planner or PlannerParams(), identities=_identities(candidates))
+            else:
+                batch = candidates.batches.get(case.query_id)
+                if batch is None and signals:
+                    batch = candidates.batches[case.query_id] = ranker.prepare(signals)
+                ranked = rank_with(proposal, sq, signals, top_k=depth, reranking=reranking, ranker=ranker, batch=batch)
             run[case.query_id] = {t.doc_id: float(len(ranked) - i) for i, t in enumerate(ranked)}
         while len(candidates.scored) >= SCORED_KEPT:
             candidates.scored.pop(next(iter(candidates.scored)))

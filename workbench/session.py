@@ -2,9 +2,12 @@
 
 Every operation of the web app is a method here, so the routes (:mod:`.app`) only translate HTTP.
 Searches go through the search backend (:class:`~toolsift.search.SearchBackend`, asking for the
-candidates) with ``source="ui"``, so they are logged
-like any other search when the ``query_log`` setting is on; the candidates they return are kept (the
-last :data:`KEEP_SEARCHES` searches) so sliders re-rank them without a round trip.
+candidates) with ``source="ui"`` and the request the search API sends, so the current ranking is the
+one the API and MCP return (the multi-need ranking on an index of servers) and they are logged
+like any other search when the ``query_log`` setting is on; the candidates they return — a multi-need
+answer's per-text rankings, else the multi-field candidates — are kept (the last
+:data:`KEEP_SEARCHES` searches) so sliders re-rank them without a round trip, exactly as a search
+with the proposed parameters ranks. Saving and pushing carries those parameters to every searcher.
 
 Every read runs in the caller's tenant (``tenant``: the caller's key's, never the request's; None:
 every tenant): searches, sets and comparisons see only that tenant's and public tools, and a kept
@@ -39,16 +42,19 @@ from toolsift.ranker.deploy import PushReport, clear_weights, push_weights
 from toolsift.ranker.mftr import MFTRWeights
 from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.records import RankedTool
-from toolsift.search import SearchBackend, SearchRequest, SearchResult, tool_to_dict
+from toolsift.search import SearchBackend, SearchRequest, SearchResult, StepRanking, tool_to_dict
+from toolsift.search.searcher import PLANNER_KEY
 from toolsift.workbench.comparison import Comparison, SetCandidates, compare, gather_candidates
-from toolsift.workbench.judgments import Judgment, JudgmentStore
+from toolsift.workbench.judgments import Judgment, JudgmentStore, UnknownToolError, tenant_label
 from toolsift.workbench.metrics import eval_run_series, latency_series
 from toolsift.workbench.querysets import QuerySet, QuerySetStore, check_name, from_benchmark, from_judgments
 from toolsift.workbench.tuning import (
     CachedReranker,
     Proposal,
     current_weights,
+    parse_planner,
     parse_weights,
+    planner_ranges,
     rank_with,
     shown_fields,
     slider_ranges,
@@ -96,6 +102,8 @@ class _Kept:
     result: SearchResult
     top_k: int
     tenant: str | None = None
+    #: A multi-need answer's per-text rankings (empty: the multi-field ranking answered).
+    steps: tuple[StepRanking, ...] = ()
 
 
 class Workbench:
@@ -131,6 +139,10 @@ class Workbench:
     # --- state ------------------------------------------------------------------------------------
     def _load_searcher(self) -> None:
         self.backend.forget()
+        self._use_searcher()
+
+    def _use_searcher(self) -> None:
+        """Tune what the backend's searcher ranks with (after a push here, or one the backend noticed)."""
         self.searcher = self.backend.searcher()
         ranking = self.searcher.ranking
         self.reranking: RankingPipeline | None = None
@@ -142,6 +154,7 @@ class Workbench:
             current_weights(artifact.weights if artifact else None, self.settings.field_weights,
                             self.settings.retriever, self.settings.derived_weight),
             self.reranking.fusion_weight if self.reranking else None,
+            self.searcher.planner if self.searcher.plans(None) else None,
         )
         self._set_candidates.clear()
 
@@ -167,17 +180,21 @@ class Workbench:
             "concrete_index": searcher.index.index,
             "tools": counts,
             "retriever": self.settings.retriever,
-            "ranker": searcher.ranking.name,
+            "ranker": (f"multi-need ({self.current.planner.describe()})" if self.current.planner is not None
+                       else searcher.ranking.name),
             "remote_ranker": self.settings.ranker_url,
             "reranker": self.reranking.reranker.name if self.reranking and self.reranking.reranker else None,
             "weights_version": searcher.weights_version,
             "weights_mode": "learned" if not weights.normalise else (
                 "tuned" if searcher.artifact is not None else "fixed"),
             "weights": self.current.to_dict(),
+            # what ranks this index's searches: the multi-need planner (its β and M) or the field weights
+            "ranking": "multi-need" if self.current.planner is not None else "fields",
+            "planner_ranges": planner_ranges(self.current.planner) if self.current.planner is not None else None,
             "ranges": slider_ranges(weights),
             "fields": list(shown_fields(weights)),
             "query_log": {"on": self.settings.query_log, "index": self.settings.query_log_index},
-            "query_sets": self.query_sets.list(self.alias),
+            "query_sets": self.query_sets.list(self.alias, tenant),
             "embedding_model": searcher.index.embedding_model,
         }
 
@@ -189,7 +206,8 @@ class Workbench:
         lam = data.get("rerank_weight")
         if lam is not None and not 0.0 <= float(lam) <= 1.0:
             raise BadQueryError(f"rerank_weight must be within [0, 1], got {lam}")
-        return Proposal(weights, None if lam is None else float(lam))
+        planner = parse_planner(data.get("planner"), self.current.planner)
+        return Proposal(weights, None if lam is None else float(lam), planner)
 
     # --- searching --------------------------------------------------------------------------------
     def search(self, query: str, *, top_k: int = 10, proposal: dict[str, Any] | None = None,
@@ -201,16 +219,20 @@ class Workbench:
         if not 1 <= top_k <= 100:
             raise BadQueryError(f"top_k must be within 1..100, got {top_k}")
         with self._lock:
+            # the search API's request (and the backend's ranking) plus what re-ranking needs
             answer = self.backend.search(SearchRequest(query=text, rewrite=self.rewrite, top_k=top_k, candidates=True,
                                                        tenant=tenant))
+            if self.backend.searcher() is not self.searcher:  # weights were pushed or cleared elsewhere
+                self._use_searcher()
             result, candidates, source = answer.result, answer.candidates, answer.rewrite_source
             assert result is not None
             search_id = uuid.uuid4().hex[:16]
-            kept = _Kept(text, result.query, source, tuple(candidates), result, top_k, tenant)
+            kept = _Kept(text, result.query, source, tuple(candidates), result, top_k, tenant,
+                         result.steps if result.level == "tool" else ())
             self._searches[search_id] = kept
             while len(self._searches) > KEEP_SEARCHES:
                 self._searches.popitem(last=False)
-            judged = self.judgments.for_query(self.alias, text)
+            judged = self.judgments.for_query(self.alias, text, tenant)
             proposed = self._proposed(kept, self.proposal(proposal))
             names = self.searcher.agent_names([*result.tools, *proposed])
         return {
@@ -218,7 +240,9 @@ class Workbench:
             "query": text,
             "rewrite_source": source,
             "structured_query": result.query.to_dict(),
-            "candidates": len(candidates),
+            "candidates": len(candidates) or sum(len(s.entities) for s in kept.steps),
+            "ranking": "multi-need" if kept.steps else "fields",
+            "texts": [s.text for s in kept.steps],
             "ranker": result.ranker,
             "reranker": result.reranker,
             "degraded": result.degraded,
@@ -235,7 +259,7 @@ class Workbench:
             kept = self._kept(search_id, tenant)
             proposed = self._proposed(kept, self.proposal(proposal))
             names = self.searcher.agent_names(proposed)
-            judged = self.judgments.for_query(self.alias, kept.query)
+            judged = self.judgments.for_query(self.alias, kept.query, tenant)
         return {"search_id": search_id, "proposed": [self._tool(t, i, names, judged) for i, t in enumerate(proposed)]}
 
     def recommend_set(self, search_id: str, tenant: str | None = None) -> dict[str, Any]:
@@ -256,6 +280,12 @@ class Workbench:
     def _proposed(self, kept: _Kept, proposal: Proposal) -> list[RankedTool]:
         if proposal == self.current:
             return list(kept.result.tools)
+        if kept.steps:  # the multi-need ranking: its own parameters, over the search's kept rankings
+            if proposal.planner == self.current.planner:
+                return list(kept.result.tools)
+            assert proposal.planner is not None
+            return self.searcher.replan(kept.steps, top_k=kept.top_k, params=proposal.planner,
+                                        scope=Scope(tenant=kept.tenant))
         return rank_with(proposal, kept.structured, kept.candidates, top_k=kept.top_k, reranking=self.reranking)
 
     @staticmethod
@@ -264,23 +294,38 @@ class Workbench:
 
     # --- judgments and query sets -----------------------------------------------------------------
     def judge(self, query: str, tool_id: str, relevant: bool | None, *, tool_name: str = "",
-              agent_id: str | None = None, query_set: str | None = None) -> dict[str, Any]:
-        """Record (or with ``relevant`` None, forget) a verdict on one result."""
+              agent_id: str | None = None, query_set: str | None = None,
+              tenant: str | None = None) -> dict[str, Any]:
+        """Record (or with ``relevant`` None, forget) a verdict on one result, as a judgment of the
+        writer's ``tenant`` (:mod:`~toolsift.workbench.judgments`). The tool's name and agent are the
+        index's (``tool_name`` only fills a missing name; ``agent_id`` is not trusted).
+
+        Raises:
+            UnknownToolError: no tool ``tool_id`` in the index, or one ``tenant`` may not see (the same answer).
+        """
         text = " ".join((query or "").split())
         if relevant is None:
-            return {"deleted": self.judgments.delete(self.alias, text, tool_id)}
+            return {"deleted": self.judgments.delete(self.alias, text, tool_id, tenant)}
+        found = self.backend.tool_sources([tool_id], tenant=tenant).get(tool_id)
+        if found is None:
+            raise UnknownToolError(f"tool_id: no tool {tool_id!r} to judge")
         judgment = Judgment(index=self.alias, query=text, tool_id=tool_id, relevant=bool(relevant),
-                            tool_name=tool_name, agent_id=agent_id, query_set=query_set,
-                            weights_version=self.searcher.weights_version)
+                            tool_name=str(found.get(F.name) or tool_name), agent_id=found.get(F.agent_id) or None,
+                            query_set=query_set, weights_version=self.searcher.weights_version,
+                            tenant=tenant_label(tenant))
         return {"id": self.judgments.record(judgment), "judgment": judgment.to_doc()}
 
     def list_judgments(self, limit: int = 200, tenant: str | None = None) -> list[dict[str, Any]]:
-        """The index's judgments (in ``tenant``: those on tools it may see)."""
-        judgments = self.judgments.all(self.alias, size=limit)
+        """The index's judgments a caller of ``tenant`` sees: its tenant's and the shared ones, on tools
+        it may see (None: every judgment)."""
+        return [j.to_doc() for j in self._judgments(tenant, size=limit)]
+
+    def _judgments(self, tenant: str | None, *, size: int = 10_000) -> list[Judgment]:
+        judgments = self.judgments.all(self.alias, tenant=tenant, size=size)
         if tenant is not None:
             visible = self._visible_ids({j.tool_id for j in judgments}, tenant)
             judgments = [j for j in judgments if j.tool_id in visible]
-        return [j.to_doc() for j in judgments]
+        return judgments
 
     def _visible_ids(self, ids: set[str], tenant: str) -> set[str]:
         """Those of ``ids`` that ``tenant`` may see (its own and public documents)."""
@@ -293,17 +338,21 @@ class Workbench:
             found |= {hit["_id"] for hit in self.client.search(index=self.alias, body=body)["hits"]["hits"]}
         return found
 
-    def import_query_set(self, path: str, name: str | None = None) -> dict[str, Any]:
-        """Import a benchmark folder's queries (those whose relevant tools this index holds); the
-        folder must lie inside :attr:`roots`."""
+    def import_query_set(self, path: str, name: str | None = None, tenant: str | None = None) -> dict[str, Any]:
+        """Import a benchmark folder's queries (those whose relevant tools this index holds and
+        ``tenant`` may see) as a set of ``tenant``; the folder must lie inside :attr:`roots`."""
         folder = self.confine(path)
-        query_set = from_benchmark(folder, self.alias, self._indexed_ids(), name=check_name(name) if name else None)
+        query_set = from_benchmark(folder, self.alias, self._indexed_ids(tenant), name=check_name(name) if name else None,
+                                   tenant=tenant_label(tenant))
         self.query_sets.save(query_set)
         self._forget_candidates(query_set.name)
         return query_set.summary()
 
-    def query_set_from_judgments(self, name: str) -> dict[str, Any]:
-        query_set = from_judgments(name, self.alias, self.judgments.all(self.alias))
+    def query_set_from_judgments(self, name: str, tenant: str | None = None) -> dict[str, Any]:
+        """A set of ``tenant`` from the judgments it sees (an all-tenant caller's set is shared with every
+        tenant, so it is made from the shared judgments only)."""
+        judgments = self._judgments(tenant) if tenant is not None else self.judgments.shared(self.alias)
+        query_set = from_judgments(name, self.alias, judgments, tenant=tenant_label(tenant))
         self.query_sets.save(query_set)
         self._forget_candidates(query_set.name)
         return query_set.summary()
@@ -313,8 +362,10 @@ class Workbench:
             for key in [k for k in self._set_candidates if k[0] == query_set]:
                 del self._set_candidates[key]
 
-    def _indexed_ids(self) -> set[str]:
-        query = {"_source": False, "query": {"term": {F.entity: "tool"}}}
+    def _indexed_ids(self, tenant: str | None) -> set[str]:
+        """The ids of the index's tools ``tenant`` may see (None: all)."""
+        scope = [tenant_clause(tenant)] if tenant is not None else []
+        query = {"_source": False, "query": {"bool": {"filter": [{"term": {F.entity: "tool"}}, *scope]}}}
         return {hit["_id"] for hit in helpers.scan(self.client, index=self.alias, query=query, size=1000)}
 
     def compare(self, query_set: str, proposal: dict[str, Any] | None, tenant: str | None = None) -> dict[str, Any]:
@@ -323,7 +374,7 @@ class Workbench:
         with self._lock:
             candidates = self._set_candidates.get((query_set, tenant))
             if candidates is None:
-                candidates = gather_candidates(self.searcher, self.query_sets.get(self.alias, query_set),
+                candidates = gather_candidates(self.searcher, self.query_sets.get(self.alias, query_set, tenant),
                                                self.settings.retriever, scope=Scope(tenant=tenant))
                 self._set_candidates[(query_set, tenant)] = candidates
             result: Comparison = compare(candidates, self.current, self.proposal(proposal), reranking=self.reranking)
@@ -348,6 +399,8 @@ class Workbench:
                 "embedding_model": self.searcher.index.embedding_model,
                 "ranker": "field-weights-tuned" if chosen.weights.normalise else "mftr",
                 "rerank_weight": chosen.rerank_weight,
+                # tuned for the multi-need ranking: every searcher of the index plans with these
+                **({PLANNER_KEY: chosen.planner.to_dict()} if chosen.planner is not None else {}),
             },
             metrics=metrics,
         ).save(self.settings.data_dir / "weights", name)

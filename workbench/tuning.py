@@ -1,6 +1,10 @@
 """Proposed weights: what the sliders set, and the ranking they give the same candidates.
 
-The sliders are an :class:`~toolsift.ranker.mftr.MFTRWeights`: field weights per score kind, τ and
+The sliders tune the ranking the index's searches get. On an index of servers that is the
+multi-need ranking (:mod:`toolsift.search.planner`): its own parameters, β (``server_weight``) and M
+(``prerequisite_tools``), re-rank a search's kept per-text rankings with
+:func:`~toolsift.search.planner.rank_planned` — what a search with them returns. Otherwise the
+sliders are an :class:`~toolsift.ranker.mftr.MFTRWeights`: field weights per score kind, τ and
 the missing-parameter penalty weights (required / optional) per kind, plus λ, the reranker's share,
 when the ranking has a reranker. With learned weights in use they start from those; with the fixed
 field weights they start from :meth:`MFTRWeights.from_field_weights`, which ranks exactly like the
@@ -29,8 +33,10 @@ from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest
 from toolsift.ranker.rerankers import Reranker
 from toolsift.records import RankedTool
+from toolsift.search.planner import PlannerParams
 
-__all__ = ["Proposal", "current_weights", "parse_weights", "slider_ranges", "rank_with", "CachedReranker"]
+__all__ = ["Proposal", "current_weights", "parse_weights", "parse_planner", "slider_ranges", "planner_ranges",
+           "rank_with", "CachedReranker"]
 
 #: Most distinct (query, document) reranker scores a workbench remembers.
 RERANK_CACHE_SIZE = 20_000
@@ -38,13 +44,36 @@ RERANK_CACHE_SIZE = 20_000
 
 @dataclass(frozen=True)
 class Proposal:
-    """Weights to rank with, and λ when there is a reranker (None: keep the ranking's own)."""
+    """Weights to rank with, λ when there is a reranker (None: keep the ranking's own), and the
+    multi-need parameters when that ranking answers the index's searches (None: it does not)."""
 
     weights: MFTRWeights
     rerank_weight: float | None = None
+    planner: PlannerParams | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"weights": self.weights.to_dict(), "rerank_weight": self.rerank_weight}
+        return {"weights": self.weights.to_dict(), "rerank_weight": self.rerank_weight,
+                "planner": None if self.planner is None else self.planner.to_dict()}
+
+
+def parse_planner(data: Mapping[str, Any] | None, like: PlannerParams | None) -> PlannerParams | None:
+    """The browser's proposed multi-need parameters (a value left out: ``like``'s).
+
+    Raises:
+        BadQueryError: a bad value, or parameters for a ranking that is not the multi-need one (``like`` None).
+    """
+    if not data:
+        return like
+    if like is None:
+        raise BadQueryError("planner: this index's searches are not ranked by the multi-need search "
+                            "(no servers, or learned weights): there are no server_weight or prerequisite_tools to tune")
+    return PlannerParams.from_dict(data, like)
+
+
+def planner_ranges(params: PlannerParams) -> dict[str, list[float]]:
+    """The [min, max, step] of the multi-need sliders (wide enough to double a value)."""
+    beta = max(2.0, 2.0 * params.server_weight)
+    return {"server_weight": [0.0, beta, beta / 200], "prerequisite_tools": [0, max(5, 2 * params.prerequisite_tools), 1]}
 
 
 def current_weights(artifact_weights: MFTRWeights | None, field_weights: Mapping[str, float],

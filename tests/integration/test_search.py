@@ -395,6 +395,29 @@ def test_the_search_command_ranks_agents_at_agent_level(base_settings: Any, mcp:
     assert "PDF Reader MCP Server" in as_table.stdout
 
 
+def test_a_multi_need_answer_explains_each_tool_by_its_need_and_server_terms(base_settings: Any, mcp: Any) -> None:
+    args = ["--opensearch-url", base_settings.opensearch_url, "search", "search the web for recent news",
+            "--index", mcp.index, "-k", "5"]
+
+    as_json = run_cli(*args, "--json")
+    as_table = run_cli(*args)
+
+    assert as_json.exit_code == 0 and as_table.exit_code == 0, as_json.output + as_table.output
+    answer = json.loads(as_json.stdout)
+    assert answer["ranker"].startswith("multi-need")  # an index of servers: the planner ranks
+    texts = [step["text"] for step in answer["steps"]]
+    for tool in answer["tools"]:
+        found = tool["explanation"]
+        assert found["kind"] == "multi-need" and found["need"]["text"] in texts
+        assert found["server"]["agent_id"] == tool["agent_id"]
+        # the two terms shown are the two the score is the sum of
+        assert found["need"]["score"] + found["server"]["score"] == pytest.approx(tool["score"], abs=1e-3)
+        assert found["need"]["score"] > 0
+    rows = [line for line in as_table.stdout.splitlines() if ") + server " in line]
+    assert len(rows) == len(answer["tools"])  # every row says its need and server terms
+    assert "desc=" not in as_table.stdout  # no field columns that did not count
+
+
 def test_the_search_command_refuses_an_empty_query_cleanly(base_settings: Any, apibank: Any) -> None:
     result = run_cli("--opensearch-url", base_settings.opensearch_url, "search", "   ", "--index", apibank.index)
 

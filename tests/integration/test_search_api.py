@@ -3,7 +3,9 @@ caps, errors. Requests go through httpx to a uvicorn server on loopback."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -115,8 +117,10 @@ def test_a_tool_whose_inputs_another_tool_produces_comes_with_it_marked_as_its_p
     first, second = answer["tools"][0], answer["tools"][1]
     assert first["original_name"] == "find_parking_facilities"  # it takes a latitude and a longitude
     assert second["original_name"] == "geocode_address" and second["prerequisite_of"] == first["id"]
-    assert second["server"] == first["server"] and second["score"] == first["score"]
-    assert second["explain"]["contributions"] == {"prerequisite": pytest.approx(first["score"], abs=1e-3)}
+    assert second["server"] == first["server"] and second["score"] < first["score"]  # never ties the tool needing it
+    assert second["explain"]["contributions"] == {"prerequisite": pytest.approx(second["score"], abs=1e-3)}
+    assert second["explain"]["explanation"]["kind"] == "prerequisite"
+    assert second["explain"]["explanation"]["prerequisite_of"] == first["id"]
     assert {t["prerequisite_of"] for t in answer["tools"] if "prerequisite_of" in t} == {first["id"]}
 
 
@@ -279,3 +283,103 @@ def test_a_configured_token_budget_caps_searches_but_never_hides_a_tool_asked_fo
 
     assert found["tools"] == [] and found["truncated_by"] == "token_budget"
     assert one.status_code == 200 and one.json()["tokens"] > 1
+
+
+# --- hostile requests: bad fields, oversized bodies, other sites' pages ----------------------------------
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/v1/search", {"query": 5}),
+    ("/v1/search", {"query": "x" * 32_001}),
+    ("/v1/search", {"query": "x" * 1_000_000}),
+    ("/v1/toolset", {"query": ""}),
+], ids=["number", "one-over-the-limit", "a-megabyte", "empty-toolset-query"])
+def test_a_bad_query_field_is_a_400_naming_the_body_field_query(
+        api: str, tenant_catalog: TenantCatalog, path: str, body: dict[str, Any]) -> None:
+    answer = _post(api, path, body, "acme", tenant_catalog)
+
+    assert answer.status_code == 400
+    assert answer.json()["field"] == "query" and answer.json()["error"].startswith("query: ")
+
+
+def test_a_body_nested_past_the_depth_limit_says_so(api: str, tenant_catalog: TenantCatalog) -> None:
+    answer = httpx.post(f"{api}/v1/search", content=b'{"query": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+                        headers={**tenant_catalog.header("acme"), "content-type": "application/json"}, timeout=60)
+
+    assert answer.status_code == 400
+    assert "nested too deeply" in answer.json()["error"] and "UTF-8" not in answer.json()["error"]
+
+
+CAP = 1_000_000  # the capped API's max_body_bytes
+
+
+@pytest.fixture(scope="module")
+def capped(tenant_catalog: TenantCatalog, client: Any, embedder: Any, serve_app_for_session: Any) -> tuple[str, Any]:
+    """The API with a 1 MB body cap, behind a counter of the body bytes it pulls from the server."""
+    from tests.conftest import BodyCounter
+    from toolsift.api.app import create_app
+    from toolsift.api.service import ToolSearchService
+
+    settings = tenant_catalog.settings.with_overrides(max_body_bytes=CAP)
+    counter = BodyCounter(create_app(settings, service_factory=lambda s: ToolSearchService(client, s, embedder)))
+    return str(serve_app_for_session(counter).url), counter
+
+
+def _stream(total: int) -> Iterator[bytes]:
+    """``total`` bytes of a JSON-looking body, 64 KiB at a time, never held whole."""
+    chunk = b" " * 65_536
+    yield b'{"query": "'
+    for _ in range(total // len(chunk)):
+        yield chunk
+
+
+def test_an_oversized_body_is_413_and_is_not_read(capped: tuple[str, Any], tenant_catalog: TenantCatalog) -> None:
+    url, counter = capped
+    json_key = {**tenant_catalog.header("acme"), "content-type": "application/json"}
+
+    counter.consumed = 0
+    declared = httpx.post(f"{url}/v1/search", content=b" " * (CAP + 1), headers=json_key, timeout=60)
+    declared_read = counter.consumed
+    counter.consumed = 0
+    streamed = httpx.post(f"{url}/v1/search", content=_stream(20_000_000), headers=json_key, timeout=60)
+    streamed_read = counter.consumed
+
+    for answer in (declared, streamed):
+        assert answer.status_code == 413, answer.text[:200]
+        assert answer.json()["code"] == "request_too_large" and f"{CAP:,}" in answer.json()["error"]
+    assert declared_read == 0  # refused on its Content-Length
+    assert streamed_read <= CAP + 1_000_000  # chunked: reading stopped at the cap, not after 20 MB
+
+
+def test_without_a_key_a_large_body_is_401_before_a_byte_of_it_is_read(capped: tuple[str, Any]) -> None:
+    url, counter = capped
+
+    counter.consumed = 0
+    answer = httpx.post(f"{url}/v1/search", content=_stream(20_000_000),
+                        headers={"content-type": "application/json"}, timeout=60)
+
+    assert answer.status_code == 401 and answer.json()["code"] == "unauthorized"
+    assert counter.consumed == 0
+
+
+def test_feedback_from_another_sites_page_is_refused_and_nothing_is_stored(
+        api: str, tenant_catalog: TenantCatalog, client: Any) -> None:
+    found = _post(api, "/v1/search", {"query": QUERY, "top_k": 1}, "acme", tenant_catalog).json()
+    body = {"request_id": found["request_id"], "calls": [{"tool_id": found["tools"][0]["id"], "called": True}]}
+
+    foreign = _post(api, "/v1/feedback", body, "acme", tenant_catalog, Origin="https://attacker.example")
+    cross_site = _post(api, "/v1/feedback", body, "acme", tenant_catalog, **{"Sec-Fetch-Site": "cross-site"})
+    as_text = httpx.post(f"{api}/v1/feedback", content=json.dumps(body),
+                         headers={**tenant_catalog.header("acme"), "content-type": "text/plain"}, timeout=60)
+
+    assert foreign.status_code == 403 and foreign.json()["code"] == "forbidden"
+    assert foreign.json()["field"] == "Origin" and "https://attacker.example" in foreign.json()["error"]
+    assert cross_site.status_code == 403 and cross_site.json()["field"] == "Sec-Fetch-Site"
+    assert as_text.status_code == 415 and as_text.json()["code"] == "unsupported_media_type"
+    client.indices.refresh(index=f"{tenant_catalog.settings.feedback_index}*", ignore_unavailable=True)
+    stored = client.count(index=f"{tenant_catalog.settings.feedback_index}*", ignore_unavailable=True,
+                          body={"query": {"term": {"request_id": found["request_id"]}}})
+    assert stored["count"] == 0
+    # the same call from a program (no Origin) or from the service's own origin is taken
+    own = _post(api, "/v1/feedback", body, "acme", tenant_catalog, Origin=api)
+    assert own.status_code == 200 and own.json()["stored"] == 1

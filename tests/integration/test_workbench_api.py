@@ -28,6 +28,10 @@ def get(url: str, path: str) -> dict[str, Any]:
     return dict(answer.json())
 
 
+#: The multi-need ranking without its server term and prerequisites: each tool by its best need score.
+NEEDS_ONLY = {"planner": {"server_weight": 0.0, "prerequisite_tools": 0}}
+
+
 def dense_only(config: dict[str, Any], field: str = "description") -> dict[str, Any]:
     """A proposal that keeps only one dense field weight (the BM25 weights at 0)."""
     weights = config["weights"]["weights"]
@@ -47,6 +51,11 @@ def test_the_config_describes_the_index_ranking_and_the_sliders(workbench_url: s
     config = get(workbench_url, "/api/config")
     assert config["index"] == "toolsift-wbtest-catalog" and config["tools"] > 50
     assert config["weights_mode"] == "fixed" and config["weights_version"] is None
+    # an index of servers: its searches are ranked by the multi-need search, whose β and M are sliders too
+    assert config["ranking"] == "multi-need" and config["ranker"].startswith("multi-need")
+    assert config["weights"]["planner"] == {"server_weight": 0.4, "prerequisite_tools": 1}
+    for name, (low, high, _) in config["planner_ranges"].items():
+        assert low <= config["weights"]["planner"][name] <= high
     weights = config["weights"]["weights"]
     assert weights["kinds"] == ["bm25", "dense"] and weights["normalise"] is True
     for kind in weights["kinds"]:
@@ -58,16 +67,21 @@ def test_the_config_describes_the_index_ranking_and_the_sliders(workbench_url: s
 
 def test_a_search_explains_every_result_and_is_logged_as_ui(workbench_url: str, client: Any,
                                                             workbench_settings: Any) -> None:
+    from toolsift.search.planner import LEXICAL_NEED
+
     answer = post(workbench_url, "/api/search", {"query": QUERY, "top_k": 5})
     assert answer["structured_query"]["tool_needs"][0]["user_intent"] == QUERY
     assert answer["rewrite_source"] == "fallback" and answer["candidates"] >= 5
     current = answer["current"]
     assert [t["rank"] for t in current] == [1, 2, 3, 4, 5]
     assert current[0]["name"] == "convert_to_pdf" and current[0]["agent"] == "Office-Word-MCP-Server"
-    for tool in current:
-        assert set(tool["contributions"]) >= {"description", "parameters", "response", "examples"}
-        assert abs(sum(tool["contributions"].values()) - tool["score"]) < 1e-3
-        assert set(tool["raw_scores"]) == {"bm25", "dense"} and tool["first_stage_rank"] >= 1
+    assert answer["ranking"] == "multi-need" and answer["texts"] == [QUERY, LEXICAL_NEED]  # the request, its words
+    for tool in current:  # each result by the terms that ranked it: its need and its server
+        found = tool["explanation"]
+        assert found["kind"] == "multi-need" and found["need"]["text"] in answer["texts"]
+        assert set(tool["contributions"]) == {"need", "server"}
+        assert found["need"]["score"] + found["server"]["score"] == pytest.approx(tool["score"], abs=1e-3)
+        assert tool["first_stage_rank"] >= 1
     # untouched sliders: the proposed list is the current one
     assert [t["id"] for t in answer["proposed"]] == [t["id"] for t in current]
     client.indices.refresh(index=workbench_settings.query_log_index)
@@ -80,14 +94,23 @@ def test_a_search_explains_every_result_and_is_logged_as_ui(workbench_url: str, 
 def test_moving_a_slider_reranks_the_same_candidates(workbench_url: str) -> None:
     config = get(workbench_url, "/api/config")
     answer = post(workbench_url, "/api/search", {"query": QUERY, "top_k": 10})
-    proposal = dense_only(config)
-    moved = post(workbench_url, "/api/rerank", {"search_id": answer["search_id"], "proposal": proposal})["proposed"]
-    scores = [t["field_scores"]["description"] for t in moved]
-    assert scores == sorted(scores, reverse=True)  # ranked by the one weighted field alone
+    servers_first = {"planner": {"server_weight": 2.0}}
+    moved = post(workbench_url, "/api/rerank", {"search_id": answer["search_id"], "proposal": servers_first})["proposed"]
+    scores = [t["score"] for t in moved]
+    assert scores == sorted(scores, reverse=True)
+    for tool in moved:  # each score is its need plus the proposed β × its server's score
+        found = tool["explanation"]
+        assert tool["score"] == pytest.approx(found["need"]["score"] + found["server"]["score"], abs=1e-3)
+    current = {t["id"]: t["explanation"] for t in answer["current"]}
+    assert any(t["explanation"]["server"]["score"] == pytest.approx(5 * current[t["id"]]["server"]["score"], abs=1e-3)
+               for t in moved if t["id"] in current)  # β 0.4 → 2.0
     assert [t["id"] for t in moved] != [t["id"] for t in answer["current"]]
     # the same proposal in the search request gives the same proposed list
-    again = post(workbench_url, "/api/search", {"query": QUERY, "top_k": 10, "proposal": proposal})
+    again = post(workbench_url, "/api/search", {"query": QUERY, "top_k": 10, "proposal": servers_first})
     assert [t["id"] for t in again["proposed"]] == [t["id"] for t in moved]
+    # field weights do not rank a multi-need search: moving them leaves it as it is
+    fields = post(workbench_url, "/api/rerank", {"search_id": answer["search_id"], "proposal": dense_only(config)})
+    assert [t["id"] for t in fields["proposed"]] == [t["id"] for t in answer["current"]]
 
 
 def test_the_precise_set_of_a_search_comes_from_its_index(workbench_url: str) -> None:
@@ -123,7 +146,7 @@ def test_query_sets_from_a_benchmark_and_from_judgments_measure_a_weight_change(
     assert "lmb" in [s["name"] for s in config["query_sets"]]
     same = post(workbench_url, "/api/compare", {"query_set": "lmb"})
     assert same["current"] == same["proposed"] and 0 < same["current"]["ndcg@10"] <= 1
-    changed = post(workbench_url, "/api/compare", {"query_set": "lmb", "proposal": dense_only(config, "response")})
+    changed = post(workbench_url, "/api/compare", {"query_set": "lmb", "proposal": NEEDS_ONLY})
     assert changed["current"] == same["current"] and changed["proposed"]["ndcg@10"] != same["current"]["ndcg@10"]
     assert changed["delta"]["ndcg@10"] == pytest.approx(changed["proposed"]["ndcg@10"] - changed["current"]["ndcg@10"],
                                                          abs=1e-3)
@@ -152,7 +175,7 @@ def test_the_ndcg_delta_equals_the_one_ir_measures_gives_for_the_same_rankings(
     (folder / "all_annotations.json").write_text(json.dumps([t for t in tasks if len(t["Question"]) <= 4000]),
                                                  encoding="utf-8")
     post(workbench_url, "/api/querysets/import", {"path": str(folder), "name": "lmb-delta"})
-    proposal = dense_only(get(workbench_url, "/api/config"), "response")
+    proposal = NEEDS_ONLY
     compared = post(workbench_url, "/api/compare", {"query_set": "lmb-delta", "proposal": proposal})
     # independently: the stored query set, each query's two rankings as /api/search shows them, ir-measures
     client.indices.refresh(index=workbench_settings.query_sets_index)
@@ -180,7 +203,7 @@ def test_saved_weights_are_versioned_and_pushing_them_makes_every_searcher_use_t
     from toolsift.search import Searcher
 
     config = get(workbench_url, "/api/config")
-    proposal = dense_only(config)
+    proposal = {**dense_only(config), "planner": {"server_weight": 1.0}}
     first = post(workbench_url, "/api/weights/save", {"name": "tuned", "proposal": proposal})
     second = post(workbench_url, "/api/weights/save", {"name": "tuned", "proposal": proposal})
     assert (first["version"], second["version"]) == ("tuned/v001", "tuned/v002") and Path(second["path"]).is_file()
@@ -191,6 +214,7 @@ def test_saved_weights_are_versioned_and_pushing_them_makes_every_searcher_use_t
         assert pushed["version"] == "tuned/v002" and pushed["pipelines"]
         described = get(workbench_url, "/api/config")
         assert described["weights_mode"] == "tuned" and described["weights_version"] == "tuned/v002"
+        assert described["weights"]["planner"] == {"server_weight": 1.0, "prerequisite_tools": 1}
         # a searcher that knows nothing of the workbench (the CLI's) ranks with the pushed weights
         searcher = Searcher(client, workbench_settings, embedder)
         assert searcher.weights_version == "tuned/v002"
@@ -263,3 +287,87 @@ def test_the_metrics_come_from_the_query_log_and_the_recorded_eval_runs(
     runs = get(workbench_url, "/api/metrics/evalruns?query_set=livemcpbench")
     points = runs["series"]["livemcpbench"]["multi-field · hybrid"]
     assert [p["ndcg_10"] for p in points] == [0.41, 0.44] and runs["runs"] == 2
+
+
+# --- one ranking: what the workbench shows and tunes is what the search API and MCP return ----------------
+
+#: Requests the multi-need search answers on the slice: one whose best tool brings a prerequisite.
+PARITY_REQUESTS = ("find parking near the Forbidden City", "search the web for recent news about electric cars",
+                   QUERY)
+
+
+@pytest.fixture(scope="module")
+def search_api(client: Any, workbench_settings: Any, embedder: Any, serve_app_for_session: Any) -> str:
+    """``toolsift serve api``'s app over the workbench's index and settings, looking for pushed weights
+    before every search (``weights_check_interval`` 0, so no test waits for it)."""
+    from toolsift.api.app import create_app
+    from toolsift.api.service import ToolSearchService
+
+    def service(settings: Any) -> ToolSearchService:
+        built = ToolSearchService(client, settings, embedder)
+        built.warm()
+        return built
+
+    settings = workbench_settings.with_overrides(weights_check_interval=0.0)
+    return str(serve_app_for_session(create_app(settings, service_factory=service)).url)
+
+
+def _mcp_rankings(settings: Any, queries: tuple[str, ...]) -> dict[str, list[str]]:
+    """Each query's tool ids from ``search_tools`` of ``toolsift serve mcp`` (stdio, the SDK's client)."""
+    import json
+    import os
+    import sys
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+    env.update({"TOOLSIFT_OPENSEARCH_URL": settings.effective_url, "TOOLSIFT_INDEX": settings.index,
+                "TOOLSIFT_LLM_CACHE_DIR": str(settings.llm_cache_dir), "TOOLSIFT_QUERY_LOG": "false"})
+    command = str(Path(sys.executable).with_name("toolsift"))
+    found: dict[str, list[str]] = {}
+
+    async def session() -> None:
+        params = StdioServerParameters(command=command, args=["serve", "mcp"], env=env)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as mcp:
+            await mcp.initialize()
+            for query in queries:
+                answer = await mcp.call_tool("search_tools", {"query": query, "top_k": 10})
+                assert not answer.is_error, answer.content
+                data = answer.structured_content or json.loads(answer.content[0].text)
+                data = data.get("result", data)
+                found[query] = [t["id"] for t in data["tools"]]
+
+    anyio.run(session)
+    return found
+
+
+def _api_ids(url: str, query: str) -> list[str]:
+    return [t["id"] for t in post(url, "/v1/search", {"query": query, "top_k": 10})["tools"]]
+
+
+def _bench_ids(url: str, query: str) -> list[str]:
+    return [t["id"] for t in post(url, "/api/search", {"query": query, "top_k": 10})["current"]]
+
+
+def test_the_workbench_ranks_as_the_search_api_and_mcp_and_a_pushed_change_moves_the_api(
+    workbench_url: str, search_api: str, workbench_settings: Any
+) -> None:
+    via_mcp = _mcp_rankings(workbench_settings, PARITY_REQUESTS)
+    for query in PARITY_REQUESTS:  # the same request, the same settings: one ranking, ids and order
+        assert _bench_ids(workbench_url, query) == _api_ids(search_api, query) == via_mcp[query], query
+
+    query = PARITY_REQUESTS[0]
+    before = _api_ids(search_api, query)
+    proposed = [t["id"] for t in post(workbench_url, "/api/search",
+                                      {"query": query, "top_k": 10, "proposal": NEEDS_ONLY})["proposed"]]
+    assert proposed != before  # no server term, no prerequisite placed after the best tool
+    saved = post(workbench_url, "/api/weights/save", {"name": "parity", "proposal": NEEDS_ONLY})
+    post(workbench_url, "/api/weights/push", {"path": saved["path"]})
+    try:
+        # the API (running since before the push) now answers what the workbench proposed, and so does the workbench
+        assert _api_ids(search_api, query) == proposed == _bench_ids(workbench_url, query)
+    finally:
+        post(workbench_url, "/api/weights/clear", {})
+    assert _api_ids(search_api, query) == before == _bench_ids(workbench_url, query)

@@ -61,13 +61,16 @@ def test_searching_shows_the_rewritten_query_and_explained_results(page: Any, wo
     first = page.locator("#current .result").first
     assert first.get_attribute("data-id") == "office-word-mcp-server/convert_to_pdf"
     assert "Office-Word-MCP-Server" in first.inner_text()
-    assert first.locator(".bars .seg-description").count() == 1  # a bar per contributing field
+    # the index holds servers: the multi-need search ranks it, as it ranks the API's and MCP's answers
+    assert "multi-need" in page.inner_text("#planned-texts")
+    assert first.locator(".bars .seg-need").count() == 1 and first.locator(".bars .seg-server").count() == 1
+    assert first.locator(".bars .seg-description").count() == 0  # no bar for a term that did not count
     page.wait_for_selector("#current .chip.set")  # PTR's set marks its members
     first.locator(".name").click()
     table = first.locator(".explain table")
     assert table.is_visible()
     text = first.locator(".explain").inner_text()
-    assert "raw bm25" in text and "raw dense" in text and "first-stage rank 1" in text
+    assert "need" in text and f"“{QUERY}”" in text and "β × the score of Office-Word-MCP-Server" in text
     page.screenshot(path=str(SHOTS / "01-search-explained.png"), full_page=True)
 
 
@@ -87,12 +90,10 @@ def test_moving_a_slider_changes_the_proposed_order_and_the_ndcg_delta(page: Any
     assert page.inner_text("#ndcg-delta") == "(+0.0000)"
     before = page.inner_text("#ndcg-current")
 
-    # weigh only the dense response field: the order must change, and the set's NDCG@10 with it
-    for kind in ("bm25", "dense"):
-        for field in ("description", "parameters", "response", "examples"):
-            value = 1.0 if (kind, field) == ("dense", "response") else 0.0
-            page.locator(f"#w-{kind}-{field}").evaluate(
-                f"(e) => {{ e.value = {value}; e.dispatchEvent(new Event('input')); }}")
+    # the multi-need search's own sliders: the server term at its most, no prerequisites — the order must
+    # change, and the set's NDCG@10 with it
+    for name, value in (("server_weight", "e.max"), ("prerequisite_tools", "0")):
+        page.locator(f"#w-x-{name}").evaluate(f"(e) => {{ e.value = {value}; e.dispatchEvent(new Event('input')); }}")
     page.wait_for_function("(before) => [...document.querySelectorAll('#proposed .result')]"
                            ".map((e) => e.dataset.id).join('|') !== before.join('|')", arg=current)
     assert ids(page, "proposed") != current

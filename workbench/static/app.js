@@ -23,7 +23,9 @@ const el = (tag, attrs = {}, ...children) => {
 };
 const fmt = (v, digits = 3) => (v === null || v === undefined ? "–" : Number(v).toFixed(digits));
 const clone = (x) => JSON.parse(JSON.stringify(x));
-const FIELD_LABEL = { first_stage_rank: "first-stage rank", w_req: "missing req.", w_opt: "missing opt.", tau: "τ" };
+const FIELD_LABEL = { first_stage_rank: "first-stage rank", w_req: "missing req.", w_opt: "missing opt.", tau: "τ",
+                      server_weight: "β server", prerequisite_tools: "M prereq." };
+const planned = () => state.config && state.config.ranking === "multi-need";
 
 // --- API keys: when the workbench has keys configured, a call answering 401 asks for the key once;
 // it is kept in sessionStorage (this tab only) and sent as `Authorization: Bearer` on every /api call.
@@ -98,7 +100,11 @@ async function loadConfig() {
   const mode = { fixed: "Fixed field weights (normalised field scores); penalties start at 0.",
                  tuned: "Tuned field weights pushed to this index (normalised field scores).",
                  learned: "Learned MFTR weights (raw field scores, bias and penalties)." }[config.weights_mode];
-  $("#weights-hint").textContent = `${mode} Moving a slider re-ranks the current candidates; the first stage changes once the weights are pushed.`;
+  $("#weights-hint").textContent = planned()
+    ? "This index holds servers: its searches (CLI, API, MCP and here) are ranked by the multi-need search — each tool by its " +
+      "best need score plus β × its server's score, then the prerequisites of the best M tools right after them. " +
+      "β and M re-rank the current search's rankings exactly as a search with them would; pushing makes every searcher use them."
+    : `${mode} Moving a slider re-ranks the current candidates; the first stage changes once the weights are pushed.`;
   renderSliders();
   fillSetSelect(config.query_sets);
   renderLegend();
@@ -108,10 +114,20 @@ function renderSliders() {
   const box = $("#sliders");
   box.replaceChildren();
   const w = state.proposal.weights, base = state.config.weights.weights, ranges = state.config.ranges;
+  let fields = box;
+  if (planned()) {
+    const p = state.proposal.planner, was = state.config.weights.planner, r = state.config.planner_ranges;
+    box.append(el("div", { class: "kind", text: "multi-need search (ranks this index)" }));
+    for (const name of ["server_weight", "prerequisite_tools"]) box.append(slider(null, name, "planner", p[name], was[name], r[name]));
+    // the field weights rank only what the multi-need search does not take: they stay tunable, apart
+    fields = el("details", { class: "fields-off" },
+      el("summary", { text: "field weights (only for requests with agent or tag filters, or multi_need off)" }));
+    box.append(fields);
+  }
   for (const kind of w.kinds) {
-    box.append(el("div", { class: "kind", text: kind === "dense" ? "dense (MiniLM cosine)" : kind }));
-    for (const f of w.features) box.append(slider(kind, f, "field_weights", w.field_weights[kind][f], base.field_weights[kind][f], ranges[kind][f]));
-    for (const name of ["tau", "w_req", "w_opt"]) box.append(slider(kind, name, name, w[name][kind], base[name][kind], ranges[kind][name]));
+    fields.append(el("div", { class: "kind", text: kind === "dense" ? "dense (MiniLM cosine)" : kind }));
+    for (const f of w.features) fields.append(slider(kind, f, "field_weights", w.field_weights[kind][f], base.field_weights[kind][f], ranges[kind][f]));
+    for (const name of ["tau", "w_req", "w_opt"]) fields.append(slider(kind, name, name, w[name][kind], base[name][kind], ranges[kind][name]));
   }
   if (state.config.reranker) {
     box.append(el("div", { class: "kind", text: `reranker (${state.config.reranker})` }));
@@ -121,14 +137,16 @@ function renderSliders() {
 
 function slider(kind, name, table, value, original, range) {
   const id = `w-${kind || "x"}-${name}`;
+  const show = (v) => (name === "prerequisite_tools" ? String(v) : fmt(v));
   const input = el("input", { type: "range", id, min: range[0], max: range[1], step: range[2], value, "data-kind": kind || "", "data-name": name });
-  const out = el("output", { for: id, text: fmt(value) });
+  const out = el("output", { for: id, text: show(value) });
   const row = el("div", { class: "slider" + (Math.abs(value - original) > 1e-12 ? " changed" : "") },
     el("label", { for: id, text: FIELD_LABEL[name] || (name === "rerank_weight" ? "λ" : name) }), input, out);
   input.addEventListener("input", () => {
     const v = Number(input.value);
-    out.textContent = fmt(v);
+    out.textContent = show(v);
     if (table === "rerank_weight") state.proposal.rerank_weight = v;
+    else if (table === "planner") state.proposal.planner[name] = v;
     else if (table === "field_weights") state.proposal.weights.field_weights[kind][name] = v;
     else state.proposal.weights[table][kind] = v;
     row.classList.toggle("changed", Math.abs(v - original) > 1e-12);
@@ -149,7 +167,8 @@ $("#reset-weights").addEventListener("click", () => {
 function proposalBody() {
   const w = state.proposal.weights;
   return { weights: { field_weights: w.field_weights, tau: w.tau, w_req: w.w_req, w_opt: w.w_opt, bias: w.bias },
-           rerank_weight: state.config.reranker ? state.proposal.rerank_weight : null };
+           rerank_weight: state.config.reranker ? state.proposal.rerank_weight : null,
+           planner: planned() ? state.proposal.planner : null };
 }
 
 // --- searching -----------------------------------------------------------------------------------
@@ -202,6 +221,7 @@ function renderStructured() {
   box.className = "panel structured";
   box.replaceChildren(
     el("h2", {}, "Rewritten query ", el("small", { text: `rewrite: ${s.rewrite_source} · ${s.candidates} candidates · ${fmt(s.timings_ms.total, 0)} ms` + (s.degraded ? ` · DEGRADED: ${s.degraded_reason}` : "") })),
+    s.ranking === "multi-need" ? el("p", { class: "hint", id: "planned-texts", text: `ranked by ${s.ranker}; searched as ${s.texts.length} text(s): ${s.texts.map((t) => `“${t}”`).join(" · ")}` }) : null,
     el("ol", { class: "needs" }, needs.map((n) => el("li", {},
       el("strong", { text: n.user_intent }),
       n.tool_description && n.tool_description !== n.user_intent ? el("span", { class: "hint", text: ` — tool: ${n.tool_description}` }) : null,
@@ -212,7 +232,8 @@ function renderStructured() {
 }
 
 function renderLegend() {
-  const names = [...state.config.fields, "bias", "penalty", ...(state.config.reranker ? ["reranker"] : [])];
+  const names = planned() ? ["need", "server", "prerequisite"]
+    : [...state.config.fields, "bias", "penalty", ...(state.config.reranker ? ["reranker"] : [])];
   const box = $("#legend");
   box.hidden = false;
   box.replaceChildren(el("span", { text: "bars: weighted contribution of" }),
@@ -293,6 +314,21 @@ function toggleExplain(key) {
 }
 
 function explanation(t) {
+  const e = t.explanation || {};
+  const facts = `id ${t.id} · score ${fmt(t.score, 4)} · missing required: ${t.missing_required_parameters.join(", ") || "none"} · judged: ${t.judged === null || t.judged === undefined ? "no" : (t.judged ? "relevant" : "not relevant")}`;
+  if (e.kind === "prerequisite") {
+    return el("div", { class: "explain" },
+      el("p", { class: "why", text: `prerequisite of ${e.prerequisite_of}: a tool of its server it needs called first, placed right after it and scored below it` }),
+      el("p", { class: "hint", text: facts }));
+  }
+  if (e.kind === "multi-need") {
+    return el("div", { class: "explain" },
+      el("table", {}, el("thead", {}, el("tr", {}, el("th", { text: "term" }), el("th", { text: "from" }), el("th", { text: "contribution" }))),
+        el("tbody", {},
+          el("tr", {}, el("td", { text: "need" }), el("td", { text: `“${e.need.text}” (its best text)` }), el("td", { text: fmt(e.need.score, 4) })),
+          el("tr", {}, el("td", { text: "server" }), el("td", { text: `β × the score of ${t.agent || e.server.agent_id}` }), el("td", { text: fmt(e.server.score, 4) })))),
+      el("p", { class: "hint", text: `${facts} · rank in that text's joint ranking ${t.first_stage_rank || "–"}` }));
+  }
   const kinds = Object.keys(t.raw_scores);
   const fields = [...new Set([...state.config.fields, ...Object.keys(t.field_scores)])];
   const rows = fields.map((f) => el("tr", {},

@@ -79,3 +79,14 @@ def test_linking_sets_the_field_and_the_content_hash_follows_it() -> None:
     assert linked.prerequisites == ("maps/geocode_address",)
     assert linked.content_hash != NEARBY.content_hash
     assert with_prerequisites(GEOCODE, {}) is GEOCODE
+
+
+def test_a_tool_whose_docstring_says_a_required_parameter_holds_coordinates_produces_none() -> None:
+    meet = _tool("suggest_meeting_point", "Find a meeting place between people.\n\nArgs:\n    locations: List of "
+                 "dictionaries, each containing the latitude and longitude of a person's location\n"
+                 "              Example: [{\"latitude\": 37.7}]\n", ParameterDoc("locations", "array"))
+    route = _tool("get_route", "Directions from a point.", ParameterDoc("latitude", "number"))
+
+    links = link_prerequisites([meet, GEOCODE, route])
+
+    assert links == {"maps/get_route": ("maps/geocode_address",)}  # it takes coordinates, it does not give them

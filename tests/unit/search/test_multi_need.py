@@ -112,13 +112,57 @@ def test_a_negative_server_weight_or_an_empty_answer_is_refused(weight: float, t
         rank_tools_by_server([], [], server_weight=weight, top_k=top_k)
 
 
+# --- the words of the whole request ------------------------------------------------------------------------
+def test_the_requests_words_are_one_more_need_so_its_topic_cannot_bury_the_tool_its_action_names() -> None:
+    from toolsift.search.planner import LEXICAL_NEED, LEXICAL_WEIGHT, PlannerParams, lexical_need, rank_planned
+    from toolsift.search.records import StepRanking
+
+    # "search the web for recent news about electric cars": the hybrid ranking reads its topic (the EV
+    # finder first, the web search below two other searches); BM25 over the same documents ranks the
+    # web search first (the demo index's scores, rounded).
+    request = "search the web for recent news about electric cars"
+    hybrid = StepRanking(request, (_tool("osm/find_ev", "agent:osm", 0.84, 1), _tool("yahoo/search", "agent:yahoo", 0.55, 2),
+                                   _tool("hn/search", "agent:hn", 0.5, 3), _tool("ddg/web_search", "agent:ddg", 0.25, 4)),
+                         (RankedAgent("agent:osm", "osm", 0.84, 1), RankedAgent("agent:yahoo", "yahoo", 0.55, 2),
+                          RankedAgent("agent:hn", "hn", 0.5, 3), RankedAgent("agent:ddg", "ddg", 0.25, 4)))
+    bm25 = StepRanking(request, (_tool("ddg/web_search", "agent:ddg", 1.0, 1), _tool("hn/search", "agent:hn", 0.6, 2),
+                                 _tool("osm/find_ev", "agent:osm", 0.2, 3)),
+                       (RankedAgent("agent:ddg", "ddg", 1.0, 1), RankedAgent("agent:hn", "hn", 0.6, 2)))
+    params = PlannerParams(0.4, 0)
+
+    def plan(*rankings: StepRanking) -> tuple[list[RankedTool], list[RankedAgent]]:
+        return rank_planned(rankings, top_k=3, params=params, identities=lambda ids: {})
+
+    words = lexical_need(bm25)
+    tools, agents = plan(hybrid, words)
+
+    assert "ddg/web_search" not in [t.doc_id for t in plan(hybrid)[0]]  # by meaning alone: buried
+    assert words.text == LEXICAL_NEED and not words.agents  # the words rank tools, not servers
+    assert [a.agent_id for a in agents] == [a.agent_id for a in plan(hybrid)[1]]
+    assert [t.doc_id for t in tools] == ["osm/find_ev", "ddg/web_search", "yahoo/search"]
+    web = tools[1]
+    assert web.contributions == {"need": pytest.approx(LEXICAL_WEIGHT), "server": pytest.approx(0.4 * 0.25)}
+    assert web.via_need == LEXICAL_NEED  # what ranked it is said
+    assert tools[0].via_need == request
+
+
 # --- prerequisites -----------------------------------------------------------------------------------------
 def _needing(doc_id: str, score: float, *prerequisites: str) -> RankedTool:
     return RankedTool(doc_id, doc_id.split("/")[1], "tool", "agent:" + doc_id.split("/")[0], score,
                       prerequisites=prerequisites)
 
 
-def test_the_best_tools_bring_their_prerequisites_right_after_them_with_their_score() -> None:
+def _holds_the_prerequisite_rule(placed: list[RankedTool]) -> None:
+    """Scores never rise down the list, and a prerequisite scores strictly below the tool that needs it."""
+    scores = [t.score for t in placed]
+    assert scores == sorted(scores, reverse=True)
+    by_id = {t.doc_id: t for t in placed}
+    for tool in placed:
+        if tool.prerequisite_of is not None:
+            assert tool.score < by_id[tool.prerequisite_of].score
+
+
+def test_the_best_tools_bring_their_prerequisites_right_after_them_scored_below_them() -> None:
     tools = [_needing("maps/nearby", 1.2, "maps/geocode"), _needing("web/search", 0.8)]
     geocode = _needing("maps/geocode", 0.0)
 
@@ -126,7 +170,26 @@ def test_the_best_tools_bring_their_prerequisites_right_after_them_with_their_sc
 
     assert [t.doc_id for t in placed] == ["maps/nearby", "maps/geocode", "web/search"]
     assert placed[1].prerequisite_of == "maps/nearby"
-    assert placed[1].score == 1.2 and placed[1].contributions == {"prerequisite": 1.2}
+    assert 0.8 < placed[1].score < 1.2  # between the tool that needs it and the next tool
+    assert placed[1].contributions == {"prerequisite": placed[1].score}
+    _holds_the_prerequisite_rule(placed)
+
+
+def test_a_prerequisite_never_ties_its_tool_even_last_or_among_equal_scores() -> None:
+    two = [_needing("maps/nearby", 1.0, "maps/geocode", "maps/meet"), _needing("web/search", 1.0),
+           _needing("news/bbc", 0.5)]
+    known = {"maps/geocode": _needing("maps/geocode", 0.0), "maps/meet": _needing("maps/meet", 0.0)}
+
+    placed = place_prerequisites(two, known, top=1, top_k=5)
+
+    # a tool scoring the same as the one that needs them stays above the prerequisites
+    assert [t.doc_id for t in placed] == ["maps/nearby", "web/search", "maps/geocode", "maps/meet", "news/bbc"]
+    _holds_the_prerequisite_rule(placed)
+    assert len({t.score for t in placed}) == 4  # only the two tools scored 1.0 by the ranking tie
+
+    alone = place_prerequisites([_needing("maps/nearby", 1.0, "maps/geocode")], known, top=1, top_k=5)
+    assert [t.doc_id for t in alone] == ["maps/nearby", "maps/geocode"]
+    _holds_the_prerequisite_rule(alone)
 
 
 def test_a_prerequisite_further_down_moves_up_and_one_higher_up_stays() -> None:
@@ -164,3 +227,55 @@ def test_tool_recall_is_by_name_on_any_server_and_agents_are_the_servers_of_the_
     assert scores["tool_R@5"] == 0.5  # get_news is sixth
     assert scores["tool_R@10"] == 1.0
     assert scores["agent_R@5"] == 0.5  # servers at first appearance: desktop, fetch, fs, web, x
+
+
+# --- what an answer says about each tool ------------------------------------------------------------------
+def test_a_multi_need_table_shows_each_tools_need_and_server_terms_and_whose_prerequisite_it_is() -> None:
+    from toolsift.cli.search import render_result
+    from toolsift.search import SearchResult
+
+    request = "find EV charging stations near the Louvre"
+    near = RankedTool("maps/find_ev", "find_ev", "tool", "agent:maps", 1.2, contributions={"need": 0.86, "server": 0.34},
+                      via_need=request, prerequisites=("maps/geocode",))
+    geocode = RankedTool("maps/geocode", "geocode", "tool", "agent:maps", 1.0, contributions={"prerequisite": 1.0},
+                         prerequisite_of="maps/find_ev")
+    other = RankedTool("web/search", "search", "tool", "agent:web", 0.8, contributions={"need": 0.6, "server": 0.2},
+                       via_need="near the Louvre")
+    result = SearchResult(query=StructuredQuery.from_text(request), method="multi-field", retriever="hybrid",
+                          level="tool", tools=(near, geocode, other), ranker="multi-need")
+
+    rows = render_result(result).splitlines()[-3:]
+
+    assert "need 0.86 (the whole request) + server 0.34" in rows[0]
+    assert "prerequisite of find_ev" in rows[1]
+    assert "need 0.60 ('near the Louvre') + server 0.20" in rows[2]
+    assert not any("desc=" in row for row in rows)
+
+
+# --- the multi-need ranking's own parameters ---------------------------------------------------------------
+def test_planner_parameters_come_from_a_weights_artifact_tuned_for_them_else_from_the_settings() -> None:
+    from toolsift.config import Settings
+    from toolsift.ranker.artifact import WeightsArtifact
+    from toolsift.ranker.mftr import MFTRWeights
+    from toolsift.search.planner import PlannerParams
+    from toolsift.search.searcher import planner_params
+
+    weights = MFTRWeights.from_field_weights({"description": 1.0}, ("bm25",))
+    settings = Settings(server_weight=0.7, prerequisite_tools=2)
+    tuned = WeightsArtifact(weights=weights, config={"planner": {"server_weight": 0.1, "prerequisite_tools": 0}})
+
+    assert planner_params(None, settings) == PlannerParams(0.7, 2)
+    assert planner_params(WeightsArtifact(weights=weights, config={}), settings) == PlannerParams(0.7, 2)
+    assert planner_params(tuned, settings) == PlannerParams(0.1, 0)
+
+
+@pytest.mark.parametrize(("data", "named"), [
+    ({"server_weight": -0.1}, "server_weight"), ({"server_weight": "high"}, "server_weight"),
+    ({"prerequisite_tools": 1.5}, "prerequisite_tools"), ({"prerequisite_tools": 101}, "prerequisite_tools"),
+    ({"beta": 0.3}, "beta"),
+])
+def test_a_bad_planner_parameter_is_refused_naming_it(data: dict[str, object], named: str) -> None:
+    from toolsift.search.planner import PlannerParams
+
+    with pytest.raises(BadQueryError, match=named):
+        PlannerParams.from_dict(data)

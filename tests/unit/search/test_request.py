@@ -65,5 +65,5 @@ def test_without_explain_the_answer_keeps_identity_and_scores_but_not_the_field_
     plain = SearchResponse(SearchRequest(query="read a pdf", explain=False), "off", result=result).to_dict()["tools"][0]
 
     assert explained["contributions"] == {"description": 0.9} and explained["raw_scores"]
-    assert set(explained) - set(plain) == {"field_scores", "contributions", "raw_scores"}
+    assert set(explained) - set(plain) == {"field_scores", "contributions", "raw_scores", "explanation"}
     assert plain["id"] == "t1" and plain["score"] == 0.9 and plain["missing_required_parameters"] == ["path"]
