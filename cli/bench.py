@@ -290,20 +290,34 @@ def rerank(
 
 @bench.command("screen")
 @click.argument("injection_set", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--catalog", "catalogs", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Also screen this real catalog (any format `toolsift ingest` reads; repeatable): tools flagged, seconds.")
+@click.option("--patterns-only", is_flag=True, help="Screen with the patterns alone (no meaning screen, no embedding model).")
 @json_file_option("Write the figures here (default: bench-screen.json).")
-def screen(injection_set: Path | None, json_out: Path | None) -> None:
+@pass_app
+def screen(app: AppContext, injection_set: Path | None, catalogs: tuple[Path, ...], patterns_only: bool,
+           json_out: Path | None) -> None:
     """Precision and recall of the ingest screen of hostile tool text on a labelled injection set.
 
     INJECTION_SET (default: the bundled one, evaluation/data/injection_set.json) holds small MCP
     servers labelled malicious (tool poisoning) or benign (look-alikes); they are ingested as one
-    catalog through the real loader and normaliser and screened as `toolsift ingest` screens. Scores
-    per case and per tool, on all cases and on each half (by a hash of the case id).
+    catalog through the real loader and normaliser and screened as `toolsift ingest` screens (the
+    patterns and the meaning screen over the embedding model). Scores per case and per tool, on all
+    cases and on each half (by a hash of the case id). --catalog screens real catalogs too: every
+    flagged tool of a public catalog is a false positive.
     """
-    from toolsift.evaluation.screen_bench import run_screen_bench
+    from toolsift.evaluation.screen_bench import run_catalog_screen, run_screen_bench
 
-    figures = run_screen_bench(injection_set)
+    embedder = None
+    if not patterns_only:
+        from toolsift.embedding import load_embedder
+
+        embedder = load_embedder(app.settings())
+    figures = run_screen_bench(injection_set, embedder)
+    meaning = figures["meaning_screen"]
     click.echo(f"injection set {figures['set']}: {figures['all']['cases']} cases "
-               f"({figures['all']['malicious']} malicious, {figures['all']['benign']} benign)")
+               f"({figures['all']['malicious']} malicious, {figures['all']['benign']} benign); meaning screen "
+               + (f"on ({meaning['embedding_model']}, threshold {meaning['threshold']})" if meaning else "off"))
     click.echo(table(["cases", "n", "case precision", "case recall", "tool precision", "tool recall"], [
         [name, figures[key]["cases"], figures[key]["case_precision"], figures[key]["case_recall"],
          figures[key]["tool_precision"], figures[key]["tool_recall"]]
@@ -315,6 +329,13 @@ def screen(injection_set: Path | None, json_out: Path | None) -> None:
     for label, ids in (("false positives", figures["all"]["false_positives"]), ("missed", figures["all"]["missed"])):
         if ids:
             click.echo(f"{label}: {', '.join(ids)}")
+    if catalogs:
+        figures["catalogs"] = run_catalog_screen(list(catalogs), embedder)
+        click.echo(table(["catalog", "tools", "flagged", "seconds (patterns)", "seconds (meaning screen)"], [
+            [row["catalog"], row["tools"], row["flagged"], row["seconds_patterns"], row["seconds_meaning"]]
+            for row in figures["catalogs"]["catalogs"]
+        ]))
+        click.echo(f"real catalogs: {figures['catalogs']['flagged']} of {figures['catalogs']['tools']} tools flagged")
     out = json_out or Path("bench-screen.json")
     write_json(out, figures)
     click.echo(f"wrote {out}", err=True)

@@ -15,6 +15,11 @@ once, as one catalog. Two levels are scored:
 
 Every figure is given on the whole set and on its two halves (by a hash of the case id), so that a
 rule changed while looking at half A can be reported on half B.
+
+With an embedder the meaning screen (:mod:`toolsift.ingest.screen_model`) screens too, as at ingest.
+:func:`run_catalog_screen` screens real catalogs (any format ``toolsift ingest`` reads) the same way:
+how many of their tools are flagged (a false positive each, for public benchmark catalogs) and how
+long the screen takes, the meaning screen's share apart.
 """
 
 from __future__ import annotations
@@ -22,19 +27,24 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolsift.errors import CatalogError
 from toolsift.ingest.loaders import load_catalog
 from toolsift.ingest.loaders.naming import slugify
 from toolsift.ingest.pipeline import normalised_records
-from toolsift.ingest.screen import RISK_KINDS, screen_catalog, screened
+from toolsift.ingest.screen import RISK_KINDS, ScreenedTool, screen_catalog, screened
+from toolsift.ingest.screen_model import MeaningScreen, meaning_screen
 from toolsift.mappings.model import ToolDoc
 
-__all__ = ["default_injection_set", "load_injection_set", "write_set_catalog", "run_screen_bench"]
+if TYPE_CHECKING:
+    from toolsift.embedding import Embedder
+
+__all__ = ["default_injection_set", "load_injection_set", "write_set_catalog", "run_screen_bench", "run_catalog_screen"]
 
 
 def default_injection_set() -> Path:
@@ -78,12 +88,12 @@ def write_set_catalog(cases: Sequence[Mapping[str, Any]], folder: Path) -> Path:
     return path
 
 
-def _screen_cases(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, tuple[str, ...]]]:
+def _screen_cases(cases: Sequence[Mapping[str, Any]], meaning: MeaningScreen | None) -> dict[str, dict[str, tuple[str, ...]]]:
     """case id → tool name → reasons, for the tools the screen flagged, read as ``toolsift ingest`` reads them."""
     with tempfile.TemporaryDirectory() as folder:
         path = write_set_catalog(cases, Path(folder))
         docs = [doc for _, doc in normalised_records(load_catalog(path, "mcp"), 100_000) if isinstance(doc, ToolDoc)]
-    risks = screen_catalog([screened(doc) for doc in docs])
+    risks = screen_catalog([screened(doc) for doc in docs], meaning)
     case_of = {f"agent:{slugify(case['id'])}": case["id"] for case in cases}
     out: dict[str, dict[str, tuple[str, ...]]] = {case["id"]: {} for case in cases}
     for doc in docs:
@@ -116,17 +126,29 @@ def _scores(cases: Sequence[Mapping[str, Any]], flagged: Mapping[str, Mapping[st
     }
 
 
-def run_screen_bench(path: Path | None = None) -> dict[str, Any]:
+def _meaning_info(meaning: MeaningScreen | None) -> dict[str, Any] | None:
+    if meaning is None:
+        return None
+    return {"embedding_model": meaning.model.embedding_model, "threshold": meaning.threshold}
+
+
+def run_screen_bench(path: Path | None = None, embedder: Embedder | None = None) -> dict[str, Any]:
     """Screen the injection set at ``path`` (default: the bundled one) and score it.
 
+    Args:
+        path: the injection set.
+        embedder: the embedding model; with the model the meaning screen's weights are for, the
+            meaning screen screens too (as at ingest); None: the patterns alone.
+
     Returns:
-        ``{"set", "all", "half_a", "half_b", "by_kind", "flagged"}``: the scores on all cases and on
-        each half, recall per malicious kind (and the false-positive rate of the look-alikes), and
-        each flagged case's tools with their reasons.
+        ``{"set", "meaning_screen", "all", "half_a", "half_b", "by_kind", "flagged"}``: the scores on
+        all cases and on each half, recall per malicious kind (and the false-positive rate of the
+        look-alikes), and each flagged case's tools with their reasons.
     """
     path = path or default_injection_set()
     cases = load_injection_set(path)
-    flagged = _screen_cases(cases)
+    meaning = meaning_screen(embedder) if embedder is not None else None
+    flagged = _screen_cases(cases, meaning)
     by_kind: dict[str, Any] = {}
     for kind in sorted({c.get("kind", "") for c in cases}):
         members = [c for c in cases if c.get("kind", "") == kind]
@@ -135,6 +157,7 @@ def run_screen_bench(path: Path | None = None) -> dict[str, Any]:
         by_kind[kind] = {"cases": len(members), key: hits, "rate": _ratio(hits, len(members))}
     return {
         "set": str(path),
+        "meaning_screen": _meaning_info(meaning),
         "risk_kinds": list(RISK_KINDS),
         "all": _scores(cases, flagged),
         "half_a": _scores([c for c in cases if _half(c["id"]) == "A"], flagged),
@@ -143,3 +166,80 @@ def run_screen_bench(path: Path | None = None) -> dict[str, Any]:
         "flagged": {case_id: {name: list(reasons) for name, reasons in tools.items()}
                     for case_id, tools in flagged.items() if tools},
     }
+
+
+def _tool_records_catalog(path: Path, folder: Path) -> Path | None:
+    """A JSON-lines file of tool records (``{"name", "description", "parameters", "server"}`` a line, as
+    the training set's ``tools.jsonl``) written as one MCP catalog in ``folder``, a server per
+    ``server``; None for any other file (read by its own format).
+
+    Raises:
+        CatalogError: a line of a tool-records file is not a JSON object with a name.
+    """
+    if path.suffix != ".jsonl":
+        return None
+    servers: dict[str, list[dict[str, Any]]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"catalog {str(path)!r} cannot be read: {exc}") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CatalogError(f"catalog {str(path)!r} line {number}: not JSON ({exc})") from exc
+        if not servers and (not isinstance(record, dict) or not isinstance(record.get("name"), str)
+                            or not {"parameters", "description"} & set(record)):
+            return None  # a BEIR corpus or another JSON-lines format: the loaders read it
+        if not isinstance(record, dict) or not isinstance(record.get("name"), str):
+            raise CatalogError(f"catalog {str(path)!r} line {number}: expected a tool record with a name")
+        schema = record.get("parameters") if isinstance(record.get("parameters"), dict) else {"type": "object", "properties": {}}
+        servers.setdefault(str(record.get("server") or record.get("source") or "tools"), []).append(
+            {"name": record["name"], "description": str(record.get("description") or ""), "inputSchema": schema})
+    out = folder / f"{path.stem}.mcp.json"
+    out.write_text(json.dumps([{"name": name, "tools": tools} for name, tools in servers.items()]), encoding="utf-8")
+    return out
+
+
+def run_catalog_screen(catalogs: Sequence[Path], embedder: Embedder | None = None) -> dict[str, Any]:
+    """Screen real catalogs as ``toolsift ingest`` does and count what is flagged.
+
+    Each catalog is loaded (format detected; a JSON-lines file of tool records, as the training set's
+    ``tools.jsonl``, as one MCP catalog with a server per record's ``server``) and normalised, and its
+    tools are screened as one catalog: first by the patterns alone (cold), then with the meaning screen
+    when ``embedder`` is given (a fresh one, so every sentence is embedded); the meaning screen's time
+    is the second run's less a third, warm run of the patterns.
+
+    Returns:
+        ``{"meaning_screen", "tools", "flagged", "catalogs": [{"catalog", "tools", "flagged",
+        "seconds_patterns", "seconds_meaning", "flagged_tools": {tool id: reasons}}]}``.
+
+    Raises:
+        CatalogError: a catalog cannot be read.
+    """
+    rows: list[dict[str, Any]] = []
+    info: dict[str, Any] | None = None
+    for path in catalogs:
+        with tempfile.TemporaryDirectory() as folder:
+            readable = _tool_records_catalog(path, Path(folder)) or path
+            docs = [doc for _, doc in normalised_records(load_catalog(readable), 100_000) if isinstance(doc, ToolDoc)]
+        tools: list[ScreenedTool] = [screened(doc) for doc in docs]
+        start = time.perf_counter()
+        risks = screen_catalog(tools)
+        patterns = time.perf_counter() - start
+        seconds_meaning = None
+        if embedder is not None and (meaning := meaning_screen(embedder)) is not None:
+            info = _meaning_info(meaning)
+            start = time.perf_counter()
+            risks = screen_catalog(tools, meaning)
+            both = time.perf_counter() - start
+            start = time.perf_counter()
+            screen_catalog(tools)
+            seconds_meaning = round(max(0.0, both - (time.perf_counter() - start)), 2)
+        rows.append({"catalog": str(path), "tools": len(tools), "flagged": len(risks),
+                     "seconds_patterns": round(patterns, 2), "seconds_meaning": seconds_meaning,
+                     "flagged_tools": {tool_id: list(reasons) for tool_id, reasons in risks.items()}})
+    return {"meaning_screen": info, "tools": sum(r["tools"] for r in rows), "flagged": sum(r["flagged"] for r in rows),
+            "catalogs": rows}

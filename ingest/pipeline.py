@@ -1,10 +1,11 @@
 """Ingest a catalog: load → normalise → embed → bulk index, idempotently and safely.
 
 Two passes over the catalog. The first normalises every record without writing anything, so bad
-records (malformed, missing names, wrong types, oversized, duplicate ids, unknown owners) are all
+records (malformed, missing names, wrong types, oversized, nested too deep, duplicate ids, unknown owners) are all
 known before the index is touched, and each server's tools are linked to their prerequisites
 (:mod:`toolsift.ingest.prerequisites`; the accepted tool documents are held until then): with
-``strict=True`` any of them stops the ingest with nothing written; otherwise every valid record is indexed and the report lists the rejects. The second pass
+``strict=True`` any of them stops the ingest with nothing written; otherwise every valid record is indexed and the report lists the rejects
+(and when none is valid, nothing is written: no index or alias is created). The second pass
 streams the records again, skips those whose content hash the index already holds, embeds the rest
 in batches and writes them with opensearch-py's ``streaming_bulk`` (429s retried with backoff;
 every per-item failure reported). ``prune`` deletes documents of the same source that the catalog
@@ -32,10 +33,19 @@ from toolsift.errors import CatalogRecordError, CatalogRejectedError, IndexingEr
 from toolsift.ingest.approvals import ApprovalStore, Held, Plan, policy_for
 from toolsift.ingest.embed import document_texts, to_index_documents
 from toolsift.ingest.loaders import detect_format, load_catalog
+from toolsift.ingest.nesting import DEFAULT_MAX_NESTING_DEPTH
 from toolsift.ingest.normalise import normalise_agent, normalise_tool
 from toolsift.ingest.prerequisites import link_prerequisites, with_prerequisites
-from toolsift.ingest.records import FlaggedRecord, LoadedRecord, RawAgent, RawTool, RejectedRecord
+from toolsift.ingest.records import (
+    FlaggedRecord,
+    LoadedRecord,
+    RawAgent,
+    RawTool,
+    RejectedRecord,
+    RiskFlaggedRecord,
+)
 from toolsift.ingest.screen import screen_catalog, screened, with_risk
+from toolsift.ingest.screen_model import MeaningScreen, meaning_screen
 from toolsift.ingest.standardise_catalog import standardised_records
 from toolsift.ingest.version import document_builder_version
 from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
@@ -46,6 +56,7 @@ __all__ = [
     "tenants_for",
     "IngestReport",
     "ingest_catalog",
+    "validate_catalog",
     "catalog_fingerprint",
     "catalog_current",
     "normalised_records",
@@ -65,10 +76,14 @@ class IngestReport:
     """What an ingest did. ``ok`` is False when any record was rejected or any write failed.
 
     ``flagged`` lists the tools kept whose documentation had to be read loosely (parameters inferred
-    from default values or kept as text, a missing name taken from the id, ...); they are indexed, and
-    do not make the report fail. ``held`` lists the documents whose new definition waits for approval
-    (:mod:`toolsift.ingest.approvals`; search keeps serving the pinned version), ``approved`` counts
-    the definitions this ingest pinned.
+    from default values or kept as text, a missing name taken from the id, ...): schema notes, not a
+    risk; ``risk_flagged`` the tools indexed with ``risk: flagged`` (the screen of hostile tool text
+    found something, :mod:`toolsift.ingest.screen`). Both are indexed and do not make the report fail.
+    ``held`` lists the documents whose new definition waits for approval (what ``toolsift approvals
+    list`` shows; :mod:`toolsift.ingest.approvals`), ``refused`` those whose definition someone
+    rejected before (not queued again); search keeps serving the pinned version of both.
+    ``approved`` counts the definitions this ingest pinned. ``index`` is empty when no record was
+    accepted: then no index or alias is created, and an existing one is left as it was.
     """
 
     catalog: str
@@ -83,7 +98,9 @@ class IngestReport:
     deleted: int = 0
     rejected: list[CatalogRecordError] = field(default_factory=list)
     flagged: list[FlaggedRecord] = field(default_factory=list)
+    risk_flagged: list[RiskFlaggedRecord] = field(default_factory=list)
     held: list[Held] = field(default_factory=list)
+    refused: list[Held] = field(default_factory=list)
     approved: int = 0
     failed: list[dict[str, Any]] = field(default_factory=list)
     catalog_unchanged: bool = False
@@ -108,7 +125,9 @@ class IngestReport:
             "deleted": self.deleted,
             "rejected": [e.to_dict() for e in self.rejected],
             "flagged": [f.to_dict() for f in self.flagged],
+            "risk_flagged": [r.to_dict() for r in self.risk_flagged],
             "held": [h.to_dict() for h in self.held],
+            "refused": [h.to_dict() for h in self.refused],
             "approved": self.approved,
             "failed": self.failed,
             "catalog_unchanged": self.catalog_unchanged,
@@ -155,18 +174,21 @@ def tenants_for(path: Path, settings: Settings, tenants: Sequence[str] = ()) -> 
 
 
 def normalised_records(
-    records: Iterable[RawTool | RawAgent | RejectedRecord], max_chars: int, tenants: tuple[str, ...] = ()
+    records: Iterable[RawTool | RawAgent | RejectedRecord], max_chars: int, tenants: tuple[str, ...] = (),
+    max_depth: int = DEFAULT_MAX_NESTING_DEPTH,
 ) -> Iterator[tuple[str, Doc | CatalogRecordError]]:
-    """(position, document or the error that rejects it) for every record; documents carry ``tenants``."""
+    """(position, document or the error that rejects it) for every record; documents carry ``tenants``.
+
+    ``max_chars`` and ``max_depth`` are the ``max_field_chars`` and ``max_nesting_depth`` settings."""
     for rec in records:
         if isinstance(rec, RejectedRecord):
             yield rec.position, rec.to_error()
             continue
         try:
             doc: Doc = (
-                normalise_agent(rec, max_field_chars=max_chars)
+                normalise_agent(rec, max_field_chars=max_chars, max_depth=max_depth)
                 if isinstance(rec, RawAgent)
-                else normalise_tool(rec, max_field_chars=max_chars)
+                else normalise_tool(rec, max_field_chars=max_chars, max_depth=max_depth)
             )
         except CatalogRecordError as exc:
             yield rec.position, exc
@@ -185,6 +207,7 @@ class _Validation:
     sources: set[str] = field(default_factory=set)
     rejected: list[CatalogRecordError] = field(default_factory=list)
     flagged: list[FlaggedRecord] = field(default_factory=list)
+    risk_flagged: list[RiskFlaggedRecord] = field(default_factory=list)
     agents: int = 0
     tools: int = 0
     tenants: tuple[str, ...] = ()
@@ -202,14 +225,17 @@ class _Validation:
         return with_risk(with_prerequisites(tool, self.prerequisites), self.risks)
 
 
-def _load(path: Path, fmt: str, standardiser: Standardiser | None) -> Iterator[LoadedRecord]:
-    records = load_catalog(path, fmt)
+def _load(
+    path: Path, fmt: str, standardiser: Standardiser | None, max_depth: int = DEFAULT_MAX_NESTING_DEPTH
+) -> Iterator[LoadedRecord]:
+    # Records nested too deep come out rejected here, before a standardiser or normalisation walks them.
+    records = load_catalog(path, fmt, max_depth=max_depth)
     return records if standardiser is None else standardised_records(records, standardiser)
 
 
 def _validate(
     path: Path, fmt: str, max_chars: int, progress: ProgressCallback | None, standardiser: Standardiser | None,
-    tenants: tuple[str, ...] = (),
+    tenants: tuple[str, ...] = (), meaning: MeaningScreen | None = None, max_depth: int = DEFAULT_MAX_NESTING_DEPTH,
 ) -> _Validation:
     result = _Validation(tenants=tenants)
     first_seen: dict[str, str] = {}
@@ -217,8 +243,8 @@ def _validate(
     # Prerequisites link a server's tools to each other, so tool hashes wait for the whole catalog.
     tools: list[ToolDoc] = []
     label = str(path)
-    records = _load(path, fmt, standardiser)
-    for count, (position, item) in enumerate(normalised_records(records, max_chars, tenants), start=1):
+    records = _load(path, fmt, standardiser, max_depth)
+    for count, (position, item) in enumerate(normalised_records(records, max_chars, tenants, max_depth), start=1):
         if progress:
             progress("validate", count, 0)
         if isinstance(item, CatalogRecordError):
@@ -262,12 +288,57 @@ def _validate(
         result.accepted_positions.add(position)
         result.sources.add(item.source)
     result.prerequisites = link_prerequisites(tools)
-    result.risks = screen_catalog([screened(tool) for tool in tools])
+    result.risks = screen_catalog([screened(tool) for tool in tools], meaning)
     for tool in tools:
         finished = result.finished(tool)
         result.hashes[tool.tool_id] = finished.content_hash
         result.documents.append(finished)
+        if finished.risk == "flagged":
+            result.risk_flagged.append(
+                RiskFlaggedRecord(finished.source, first_seen[tool.tool_id], tool.tool_id, finished.risk_reasons)
+            )
     return result
+
+
+def _reported(report: IngestReport, validation: _Validation) -> None:
+    """What the first pass found, into the report."""
+    report.rejected = validation.rejected
+    report.flagged = validation.flagged
+    report.risk_flagged = validation.risk_flagged
+    report.agents, report.tools = validation.agents, validation.tools
+
+
+def validate_catalog(
+    path: Path,
+    settings: Settings,
+    *,
+    fmt: str | None = None,
+    standardiser: Standardiser | None = None,
+    tenants: Sequence[str] = (),
+    progress: ProgressCallback | None = None,
+    embedder: Embedder | None = None,
+) -> IngestReport:
+    """The ingest's first pass alone: every record read, normalised, linked and screened; nothing written.
+
+    What :func:`ingest_catalog` does before it touches the index (and all ``strict`` does when a
+    record is bad): the report's counts, rejects and flags are the ones an ingest of the file would
+    report (without ``embedder`` the screen reads its patterns only: the meaning screen embeds);
+    ``index`` is empty.
+
+    Raises:
+        CatalogError: the file cannot be read or parsed as a catalog.
+        ConfigError: a tenant name that is not one.
+    """
+    started = time.perf_counter()
+    path = Path(path)
+    fmt = fmt or detect_format(path)
+    scope = tenants_for(path, settings, tenants)
+    report = IngestReport(catalog=str(path), format=fmt, tenants=scope)
+    meaning = meaning_screen(embedder) if embedder is not None else None
+    _reported(report, _validate(path, fmt, settings.max_field_chars, progress, standardiser, scope, meaning,
+                                max_depth=settings.max_nesting_depth))
+    report.seconds = time.perf_counter() - started
+    return report
 
 
 def _existing_hashes(client: OpenSearch, index: str, ids: list[str]) -> dict[str, str]:
@@ -329,6 +400,8 @@ def ingest_catalog(
 
     Returns:
         The :class:`IngestReport`; ``report.ok`` is False when records were rejected or writes failed.
+        When no record was accepted nothing is written (``report.index`` is empty): no index or
+        alias is created, and an existing one (even with ``rebuild``) is left as it was.
 
     Raises:
         CatalogError: the file cannot be read or parsed as a catalog.
@@ -359,17 +432,20 @@ def ingest_catalog(
                 report.seconds = time.perf_counter() - started
                 return report
 
-    validation = _validate(path, fmt, settings.max_field_chars, progress, standardiser, scope)
-    report.rejected = validation.rejected
-    report.flagged = validation.flagged
-    report.agents, report.tools = validation.agents, validation.tools
+    validation = _validate(path, fmt, settings.max_field_chars, progress, standardiser, scope, meaning_screen(embedder),
+                           max_depth=settings.max_nesting_depth)
+    _reported(report, validation)
     if strict and validation.rejected:
         raise CatalogRejectedError(str(path), validation.rejected)
+    if not validation.documents:  # every record rejected (or none at all): no empty index, no alias
+        report.seconds = time.perf_counter() - started
+        return report
     store = ApprovalStore(client, settings.index)
     plan = (store.plan(validation.documents, policy=policy_for(path, settings), approve=approve, by=approved_by)
             if approvals else Plan([], {}))
-    validation.held = plan.held
+    validation.held = plan.withheld
     report.held = list(plan.held.values())
+    report.refused = list(plan.refused.values())
 
     if rebuild:
         target = manager.create_version(embedder.name, embedder.dimension)
@@ -492,8 +568,8 @@ def _actions(
             yield action
         batch.clear()
 
-    for position, item in normalised_records(_load(path, fmt, standardiser), settings.max_field_chars,
-                                             validation.tenants):
+    for position, item in normalised_records(_load(path, fmt, standardiser, settings.max_nesting_depth),
+                                             settings.max_field_chars, validation.tenants, settings.max_nesting_depth):
         if isinstance(item, CatalogRecordError) or position not in validation.accepted_positions:
             continue
         if isinstance(item, ToolDoc):

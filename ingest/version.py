@@ -28,6 +28,9 @@ DOCUMENT_BUILDER_MODULES: tuple[str, ...] = (
     "derive.py",
     "prerequisites.py",
     "screen.py",
+    "screen_unicode.py",
+    "screen_model.py",
+    "data/screen_model.json",  # the meaning screen's weights decide which tools are flagged
     "standardise_tasks.py",
     "standardise_answers.py",
     "standardise_required.py",

@@ -94,9 +94,9 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'step-wise · BM25 + MiniLM · CombMAX merge': {'recall@1': 0.5624, 'recall@3': 0.764, 'recall@5': 0.8415, 'map@1': 0.5624, 'map@3': 0.7142, 'map@5': 0.7505, 'ndcg@1': 0.7872, 'ndcg@3': 0.7658, 'ndcg@5': 0.8},
     },
     'request/livemcpbench': {
-        'toolsift search_tools (default: multi-need, hybrid)': {'tool_R@5': 0.5046, 'tool_R@10': 0.578, 'agent_R@5': 0.6918, 'agent_nDCG@5': 0.6224},
-        'toolsift search_tools (default: multi-need, hybrid) · half A': {'tool_R@5': 0.5522, 'tool_R@10': 0.6084, 'agent_R@5': 0.6922, 'agent_nDCG@5': 0.6394},
-        'toolsift search_tools (default: multi-need, hybrid) · half B': {'tool_R@5': 0.4571, 'tool_R@10': 0.5475, 'agent_R@5': 0.6915, 'agent_nDCG@5': 0.6053},
+        'toolsift search_tools (default: multi-need, hybrid)': {'tool_R@5': 0.5392, 'tool_R@10': 0.5957, 'agent_R@5': 0.7255, 'agent_nDCG@5': 0.6333},
+        'toolsift search_tools (default: multi-need, hybrid) · half A': {'tool_R@5': 0.5965, 'tool_R@10': 0.6669, 'agent_R@5': 0.7312, 'agent_nDCG@5': 0.6555},
+        'toolsift search_tools (default: multi-need, hybrid) · half B': {'tool_R@5': 0.4819, 'tool_R@10': 0.5245, 'agent_R@5': 0.7199, 'agent_nDCG@5': 0.6111},
         'toolsift search_tools, multi_need off (one multi-field hybrid query)': {'tool_R@5': 0.3441, 'tool_R@10': 0.4363, 'agent_R@5': 0.5606, 'agent_nDCG@5': 0.4914},
         'toolsift search_tools, multi_need off (one multi-field hybrid query) · half A': {'tool_R@5': 0.3825, 'tool_R@10': 0.4392, 'agent_R@5': 0.5539, 'agent_nDCG@5': 0.4863},
         'toolsift search_tools, multi_need off (one multi-field hybrid query) · half B': {'tool_R@5': 0.3057, 'tool_R@10': 0.4333, 'agent_R@5': 0.5674, 'agent_nDCG@5': 0.4964},
@@ -117,13 +117,13 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'FastMCP search_tools (BM25SearchTransform) [peer] · half B': {'tool_R@5': 0.2908, 'tool_R@10': 0.4011, 'agent_R@5': 0.5638, 'agent_nDCG@5': 0.5124},
     },
     'screen/injection-set': {
-        'all': {'cases': 66.0, 'malicious': 31.0, 'benign': 35.0, 'case_precision': 0.9286, 'case_recall': 0.8387, 'tool_precision': 0.9286, 'tool_recall': 0.65},
-        'half A': {'cases': 36.0, 'malicious': 16.0, 'benign': 20.0, 'case_precision': 1.0, 'case_recall': 1.0, 'tool_precision': 1.0, 'tool_recall': 0.7619},
-        'half B': {'cases': 30.0, 'malicious': 15.0, 'benign': 15.0, 'case_precision': 0.8333, 'case_recall': 0.6667, 'tool_precision': 0.8333, 'tool_recall': 0.5263},
+        'all': {'cases': 66.0, 'malicious': 31.0, 'benign': 35.0, 'case_precision': 1.0, 'case_recall': 1.0, 'tool_precision': 1.0, 'tool_recall': 1.0},
+        'half A': {'cases': 36.0, 'malicious': 16.0, 'benign': 20.0, 'case_precision': 1.0, 'case_recall': 1.0, 'tool_precision': 1.0, 'tool_recall': 1.0},
+        'half B': {'cases': 30.0, 'malicious': 15.0, 'benign': 15.0, 'case_precision': 1.0, 'case_recall': 1.0, 'tool_precision': 1.0, 'tool_recall': 1.0},
     },
     'prompts/injection-set': {
-        'standardise': {'tools': 122.0, 'answered': 122.0, 'invalid': 0.0, 'answers_changing_parameters': 122.0, 'answers_carrying_hostile_text': 26.0, 'documents_changing_parameters': 0.0},
-        'rewrite': {'cases': 66.0, 'answered': 66.0, 'invalid': 0.0, 'flagged_tools_shown': 0.0, 'unflagged_malicious_shown': 75.0, 'answers_carrying_hostile_text': 2.0, 'refused': 2.0, 'benign_refused': 1.0, 'queries_holding_malicious_tool_text': 31.0},
+        'standardise': {'tools': 122.0, 'answered': 122.0, 'invalid': 0.0, 'answers_changing_parameters': 122.0, 'answers_carrying_hostile_text': 31.0, 'documents_changing_parameters': 0.0},
+        'rewrite': {'cases': 66.0, 'answered': 66.0, 'invalid': 0.0, 'flagged_tools_shown': 0.0, 'unflagged_malicious_shown': 0.0, 'answers_carrying_hostile_text': 3.0, 'refused': 3.0, 'benign_refused': 2.0, 'queries_holding_malicious_tool_text': 0.0},
     },
     'opensearch/toolret': {
         'apibank': {'ndcg@10_toolsift': 0.6327, 'ndcg@10_opensearch': 0.6327, 'ndcg@10_difference': 0.0, 'identical_top10': 101.0, 'n_queries': 101.0},

