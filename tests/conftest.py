@@ -15,6 +15,7 @@ does not apply to this machine, e.g. a CPU-only check on a machine with a GPU â€
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -274,6 +275,25 @@ def drop_indices(client: Any, prefix: str) -> None:
     for pid in client.search_pipeline.get(ignore=404):
         if pid.startswith(prefix):
             client.search_pipeline.delete(id=pid)
+
+
+def ingest_tenant_slices(client: Any, settings: Any, embedder: Any, folder: Path, servers: list[Any],
+                         slices: dict[str, Sequence[int]]) -> dict[str, dict[str, Any]]:
+    """Each tenant's slice of ``servers`` (by position; tenant ``""`` public) ingested into
+    ``settings.index`` as a catalog of its own: every document's source by id, with ``owner`` added
+    (its tenants joined by commas, ``""`` when public)."""
+    from toolsift.ingest.pipeline import ingest_catalog
+
+    for tenant, picked in slices.items():
+        catalog = folder / f"{tenant or 'public'}.json"
+        catalog.write_text(json.dumps([servers[i] for i in picked], ensure_ascii=False), encoding="utf-8")
+        report = ingest_catalog(client, settings, embedder, catalog, tenants=(tenant,) if tenant else ())
+        assert report.ok, report.rejected
+    client.indices.refresh(index=settings.index)
+    answer = client.search(index=settings.index, body={"size": 10_000, "_source": ["tenants", "description"],
+                                                        "query": {"match_all": {}}})
+    return {hit["_id"]: {**hit["_source"], "owner": ",".join(hit["_source"].get("tenants") or [])}
+            for hit in answer["hits"]["hits"]}
 
 
 class ServedApp:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import drop_indices
+from tests.conftest import drop_indices, ingest_tenant_slices
 
 #: The workbench's own indices; outside ``toolsift-test-*`` so per-test cleanups leave them alone.
 WB_PREFIX = "toolsift-wbtest-"
@@ -104,7 +104,6 @@ def tenant_catalog(client: Any, base_settings: Any, embedder: Any, datasets: Pat
     acme admin key and an all-tenant admin key."""
     from toolsift.access import ApiKey, hash_key
     from toolsift.ingest.history import index_history
-    from toolsift.ingest.pipeline import ingest_catalog
     from toolsift.records import Bundle, History, PastQuery
 
     servers = json.loads((datasets / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))
@@ -122,17 +121,8 @@ def tenant_catalog(client: Any, base_settings: Any, embedder: Any, datasets: Pat
         query_log_index=f"{TENANT_PREFIX}querylog",  # feedback is checked against the answers it records
     )
     _drop_tenant_indices(client)
-    for tenant, picked in TENANT_SLICES.items():
-        catalog = folder / f"{tenant or 'public'}.json"
-        catalog.write_text(json.dumps([servers[i] for i in picked], ensure_ascii=False), encoding="utf-8")
-        report = ingest_catalog(client, settings, embedder, catalog, tenants=(tenant,) if tenant else ())
-        assert report.ok, report.rejected
-    client.indices.refresh(index=settings.index)
-    owner: dict[str, str] = {}
-    answer = client.search(index=settings.index, body={"size": 10_000, "_source": ["tenants", "entity"],
-                                                        "query": {"match_all": {}}})
-    for hit in answer["hits"]["hits"]:
-        owner[hit["_id"]] = ",".join(hit["_source"].get("tenants") or [])
+    docs = ingest_tenant_slices(client, settings, embedder, folder, servers, TENANT_SLICES)
+    owner = {doc_id: doc["owner"] for doc_id, doc in docs.items()}
     by_tenant = {t: sorted(d for d, o in owner.items() if o == t and not d.startswith("agent:")) for t in TENANT_SLICES}
     # bundles: each tenant's own, the public one, and mixed ones no single tenant may see whole
     bundles = {

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -193,21 +194,9 @@ DISGUISED = {
 
 def test_ingest_reads_through_disguises_and_screens_meaning_leaving_real_text_alone(
         client: Any, base_settings: Any, embedder: Any, tmp_path: Path) -> None:
-    from toolsift.ingest.pipeline import ingest_catalog
     from toolsift.search.definitions import RISK_FLAG, flagged_description
 
-    index = f"{INDEX}-disguised"
-    catalog = tmp_path / "disguised.json"
-    catalog.write_text(json.dumps([DISGUISED], ensure_ascii=False), encoding="utf-8")
-    settings = base_settings.with_overrides(index=index, query_log=False)
-    client.indices.delete(index=f"{index}*", ignore_unavailable=True, expand_wildcards="all")
-    try:
-        assert ingest_catalog(client, settings, embedder, catalog).ok
-        client.indices.refresh(index=index)
-        hits = client.search(index=index, body={"size": 100, "_source": ["risk_reasons"],
-                                                "query": {"term": {"risk": "flagged"}}})["hits"]["hits"]
-        reasons = {hit["_id"]: hit["_source"]["risk_reasons"] for hit in hits}
-
+    with _ingested(client, base_settings, embedder, tmp_path, "disguised", [DISGUISED]) as (settings, reasons):
         assert set(reasons) == {"disguised-helpers/convert", "disguised-helpers/date", "disguised-helpers/persona"}
         assert any(r.startswith("instruction: an instruction to ignore earlier instructions")
                    for r in reasons["disguised-helpers/convert"])
@@ -222,8 +211,6 @@ def test_ingest_reads_through_disguises_and_screens_meaning_leaving_real_text_al
         (date,) = [t for t in result.tools if t.doc_id == "disguised-helpers/date"]
         shown = flagged_description(DISGUISED["tools"][1]["description"], date.risk)
         assert shown.startswith(RISK_FLAG) and not any(0xFE00 <= ord(c) <= 0xFE0F for c in shown)
-    finally:
-        client.indices.delete(index=f"{index}*", ignore_unavailable=True, expand_wildcards="all")
 
 
 PARAPHRASED = [
@@ -244,11 +231,22 @@ PARAPHRASED = [
 
 def test_ingest_flags_paraphrased_exfiltration_shadowing_and_secrecy_by_what_they_ask(
         client: Any, base_settings: Any, embedder: Any, tmp_path: Path) -> None:
+    with _ingested(client, base_settings, embedder, tmp_path, "paraphrased", PARAPHRASED) as (_, reasons):
+        assert list(reasons) == ["notes-helper/add_note"]  # the mail server's own BCC field is its job
+        found = {r.split(":", 1)[0] for r in reasons["notes-helper/add_note"]}
+        assert {"instruction", "exfiltration", "shadowing"} <= found
+
+
+@contextmanager
+def _ingested(client: Any, base_settings: Any, embedder: Any, folder: Path, name: str,
+              servers: list[dict[str, Any]]) -> Iterator[tuple[Any, dict[str, list[str]]]]:
+    """``servers`` ingested as one catalog into an index of their own: its settings and the reasons of
+    every flagged tool by id; the index is dropped afterwards."""
     from toolsift.ingest.pipeline import ingest_catalog
 
-    index = f"{INDEX}-paraphrased"
-    catalog = tmp_path / "paraphrased.json"
-    catalog.write_text(json.dumps(PARAPHRASED), encoding="utf-8")
+    index = f"{INDEX}-{name}"
+    catalog = folder / f"{name}.json"
+    catalog.write_text(json.dumps(servers, ensure_ascii=False), encoding="utf-8")
     settings = base_settings.with_overrides(index=index, query_log=False)
     client.indices.delete(index=f"{index}*", ignore_unavailable=True, expand_wildcards="all")
     try:
@@ -256,10 +254,6 @@ def test_ingest_flags_paraphrased_exfiltration_shadowing_and_secrecy_by_what_the
         client.indices.refresh(index=index)
         hits = client.search(index=index, body={"size": 100, "_source": ["risk_reasons"],
                                                 "query": {"term": {"risk": "flagged"}}})["hits"]["hits"]
-        reasons = {hit["_id"]: hit["_source"]["risk_reasons"] for hit in hits}
-
-        assert list(reasons) == ["notes-helper/add_note"]  # the mail server's own BCC field is its job
-        found = {r.split(":", 1)[0] for r in reasons["notes-helper/add_note"]}
-        assert {"instruction", "exfiltration", "shadowing"} <= found
+        yield settings, {hit["_id"]: hit["_source"]["risk_reasons"] for hit in hits}
     finally:
         client.indices.delete(index=f"{index}*", ignore_unavailable=True, expand_wildcards="all")

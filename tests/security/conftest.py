@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import drop_indices
+from tests.conftest import drop_indices, ingest_tenant_slices
 
 TOOLSIFT = str(Path(sys.executable).with_name("toolsift"))
 #: Every index of the suite (dropped before and after it); outside ``toolsift-test-*``.
@@ -153,8 +153,6 @@ def deployment(client: Any, base_settings: Any, embedder: Any, datasets: Path,
                tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     """The suite's deployment; its front ends are stopped at the end and none may have printed a traceback."""
     from toolsift.access import ApiKey, hash_key
-    from toolsift.ingest.pipeline import ingest_catalog
-
     folder = tmp_path_factory.mktemp("security")
     keys = [ApiKey(name=name, tenant=KEY_ROLES[name][0], role=KEY_ROLES[name][1], sha256=hash_key(raw))
             for name, raw in RAW_KEYS.items()]
@@ -169,21 +167,12 @@ def deployment(client: Any, base_settings: Any, embedder: Any, datasets: Path,
                                             api_keys=keys)
     servers = json.loads((datasets / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))
     drop_indices(client, SEC_PREFIX)
-    for tenant, picked in SLICES.items():
-        catalog = folder / f"{tenant or 'public'}.json"
-        catalog.write_text(json.dumps([servers[i] for i in picked], ensure_ascii=False), encoding="utf-8")
-        report = ingest_catalog(client, settings, embedder, catalog, tenants=(tenant,) if tenant else ())
-        assert report.ok, report.rejected
-    client.indices.refresh(index=settings.index)
-    owner: dict[str, str] = {}
+    docs = ingest_tenant_slices(client, settings, embedder, folder, servers, SLICES)
+    owner = {doc_id: doc["owner"] for doc_id, doc in docs.items()}
     tools: dict[str, list[tuple[str, str]]] = {t: [] for t in SLICES}
-    answer = client.search(index=settings.index, body={"size": 10_000, "_source": ["tenants", "description"],
-                                                        "query": {"match_all": {}}})
-    for hit in answer["hits"]["hits"]:
-        tenant = ",".join(hit["_source"].get("tenants") or [])
-        owner[hit["_id"]] = tenant
-        if not hit["_id"].startswith("agent:"):
-            tools[tenant].append((hit["_id"], str(hit["_source"].get("description") or "")))
+    for doc_id, doc in docs.items():
+        if not doc_id.startswith("agent:"):
+            tools[doc["owner"]].append((doc_id, str(doc.get("description") or "")))
     deployment = Deployment(settings, folder, config, owner, {t: sorted(v) for t, v in tools.items()})
     yield deployment
     for end in deployment.front_ends.values():
