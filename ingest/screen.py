@@ -788,9 +788,8 @@ def screen_catalog(tools: Sequence[ScreenedTool], meaning: MeaningScreen | None 
     description's sentences; None: the patterns alone.
     """
     alone = {tool.tool_id: list(_screened_alone(tool.texts)) for tool in tools}
-    if meaning is not None:
-        for tool_id, finding in _meaning(tools, meaning).items():
-            alone[tool_id].append(finding)
+    # a weak signal: the meaning screen's finding flags its own tool, never a sibling through a split payload
+    meant = _meaning(tools, meaning) if meaning is not None else {}
     names_by_server: dict[str | None, set[str]] = {}
     for tool in tools:
         names_by_server.setdefault(tool.agent_id, set()).add(tool.name.lower())
@@ -813,7 +812,8 @@ def screen_catalog(tools: Sequence[ScreenedTool], meaning: MeaningScreen | None 
     for tool in tools:
         own = frozen[tool.agent_id] if tool.agent_id else frozenset({tool.name.lower()})
         rivals = sorted(servers_of[tool.name.lower()] - {(tool.agent_id or tool.tool_id).removeprefix("agent:")})
-        findings = alone[tool.tool_id] + _shadowing(tool, own, owner_of, rivals) + split.get(tool.tool_id, [])
+        findings = (alone[tool.tool_id] + ([meant[tool.tool_id]] if tool.tool_id in meant else [])
+                    + _shadowing(tool, own, owner_of, rivals) + split.get(tool.tool_id, []))
         if findings:
             ordered = sorted(findings, key=lambda f: RISK_KINDS.index(f.kind))
             out[tool.tool_id] = tuple(dict.fromkeys(str(f) for f in ordered))[:MAX_RISK_REASONS]

