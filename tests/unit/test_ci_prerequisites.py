@@ -74,3 +74,16 @@ def test_outside_ci_a_missing_prerequisite_is_a_skip(suite: pytest.Pytester, mon
     outcomes = result.parseoutcomes()
     assert (outcomes.get("passed"), outcomes.get("skipped"), outcomes.get("failed", 0)) == (1, 5, 0)
     assert result.ret == 0
+
+
+def test_no_two_test_files_share_a_name_so_one_pytest_run_collects_them_all() -> None:
+    # the suite has no __init__.py packages: pytest imports each test file by its basename, and a
+    # second file of the same name fails collection ("import file mismatch") — and with it the CI run
+    tests = Path(__file__).resolve().parents[1]
+    seen: dict[str, Path] = {}
+    twice = []
+    for path in sorted(tests.rglob("test_*.py")):
+        if path.name in seen:
+            twice.append(f"{seen[path.name].relative_to(tests)} and {path.relative_to(tests)}")
+        seen.setdefault(path.name, path)
+    assert not twice, "test files sharing a name: " + "; ".join(twice)
