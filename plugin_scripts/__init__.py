@@ -1,7 +1,7 @@
-"""OpenSearch-side assets and scripts: search pipelines and the managed local node (``node``)."""
+"""OpenSearch-side assets and scripts: search pipelines and the managed local node or cluster (``node``)."""
 
 from __future__ import annotations
 
-from toolsift.plugin_scripts.node import LocalNode, NodeStatus, ensure_running
+from toolsift.plugin_scripts.node import LocalCluster, LocalNode, NodeStatus, ensure_running
 
-__all__ = ["LocalNode", "NodeStatus", "ensure_running"]
+__all__ = ["LocalCluster", "LocalNode", "NodeStatus", "ensure_running"]

@@ -129,6 +129,29 @@ class Settings(BaseSettings):
         description="Run the managed node with ml-commons and job-scheduler (a 363 MB download, once), which "
         "`toolsift deploy opensearch` needs to rank inside OpenSearch's search pipeline.",
     )
+    # --- the managed local cluster (node_count 2 or more; `toolsift node start --nodes N`) ----------
+    node_count: int = Field(
+        1, ge=1, le=9,
+        description="Members of the managed local OpenSearch: 1 is the single node above; 2 or more run a "
+        "cluster on loopback (one JVM each, the cluster_* settings), which toolsift then uses.",
+    )
+    cluster_http_port: int = Field(
+        9201, ge=1025, le=9299,
+        description="HTTP port of the local cluster's first member; member i serves cluster_http_port + i - 1 "
+        "(all at most 9299, the runner's limit).",
+    )
+    cluster_transport_port: int = Field(
+        9351, ge=1025, le=65534,
+        description="Transport port of the local cluster's first member; member i uses cluster_transport_port + i - 1.",
+    )
+    cluster_heap: str = Field(
+        "512m", pattern=r"^\d+[mg]$", description="JVM heap (-Xms/-Xmx) of each local cluster member."
+    )
+    cluster_knn_memory_limit: str | None = Field(
+        None, pattern=r"^\d+(kb|mb|gb)$",
+        description="knn.memory.circuit_breaker.limit of each local cluster member, absolute (a percentage "
+        "would count the whole machine once per member). Unset: half of cluster_heap.",
+    )
 
     # --- index ------------------------------------------------------------------------------------
     index: str = Field("toolsift-tools", pattern=r"^[a-z0-9][a-z0-9_\-]*$", description="Index alias.")
@@ -377,12 +400,27 @@ class Settings(BaseSettings):
         return f"http://127.0.0.1:{self.node_port}"
 
     @property
+    def cluster_urls(self) -> list[str]:
+        """The HTTP URLs of the managed local cluster's members (``node_count`` of them)."""
+        return [f"http://127.0.0.1:{self.cluster_http_port + i}" for i in range(self.node_count)]
+
+    @property
     def uses_managed_node(self) -> bool:
         return self.opensearch_url is None
 
     @property
     def effective_url(self) -> str:
-        return self.opensearch_url or self.node_url
+        """``opensearch_url``, else the managed node's URL (the members' URLs, comma-separated, when
+        ``node_count`` is 2 or more)."""
+        if self.opensearch_url:
+            return self.opensearch_url
+        return ",".join(self.cluster_urls) if self.node_count > 1 else self.node_url
+
+    @property
+    def opensearch_hosts(self) -> list[str]:
+        """The URLs the client spreads requests over and fails over between: ``effective_url`` split
+        at commas (``TOOLSIFT_OPENSEARCH_URL=http://a:9200,http://b:9200``)."""
+        return [url.strip() for url in self.effective_url.split(",") if url.strip()]
 
     def with_overrides(self, **overrides: Any) -> Settings:
         """A copy with the given fields replaced (``None`` values are ignored), validated again."""

@@ -38,7 +38,8 @@ class PluginReport:
 
 
 def make_client(settings: Settings) -> OpenSearch:
-    """An opensearch-py client for ``settings.effective_url``; does not contact the cluster."""
+    """An opensearch-py client for ``settings.effective_url`` (every URL of a comma-separated list, for
+    failover); does not contact the cluster."""
     headers: dict[str, str] = {}
     http_auth: tuple[str, str] | None = None
     if settings.opensearch_api_key is not None:
@@ -46,12 +47,12 @@ def make_client(settings: Settings) -> OpenSearch:
     elif settings.opensearch_user:
         password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else ""
         http_auth = (settings.opensearch_user, password)
-    url = settings.effective_url
+    hosts = settings.opensearch_hosts
     return OpenSearch(
-        hosts=[url],
+        hosts=hosts,
         http_auth=http_auth,
         headers=headers or None,
-        use_ssl=url.startswith("https"),
+        use_ssl=hosts[0].startswith("https"),
         verify_certs=settings.opensearch_verify_certs,
         ssl_show_warn=settings.opensearch_verify_certs,
         ca_certs=str(settings.opensearch_ca_certs) if settings.opensearch_ca_certs else None,
