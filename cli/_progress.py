@@ -1,7 +1,8 @@
-"""Progress bars (tqdm on stderr) that stay silent in quiet and JSON modes."""
+"""Progress: tqdm bars on a terminal, one plain line per stage in a log; silent in quiet and JSON modes."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -11,12 +12,22 @@ __all__ = ["progress_bars"]
 
 @contextmanager
 def progress_bars(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
-    """A ``(stage, done, total)`` callback that drives one tqdm bar per stage."""
+    """A ``(stage, done, total)`` callback that drives one tqdm bar per stage on stderr.
+
+    When stderr is not a terminal (redirected to a file, a CI log) bars would leave carriage returns
+    and cursor-up escapes in it: each stage is then one line, ``stage: done of total``, written when
+    the stage ends (reaches its total, or when the next stage starts or the block ends).
+    """
+    if not enabled:
+        yield lambda stage, done, total: None
+        return
+    if not sys.stderr.isatty():
+        with _stage_lines() as lines:
+            yield lines
+        return
     bars: dict[str, Any] = {}
 
     def update(stage: str, done: int, total: int) -> None:
-        if not enabled:
-            return
         from tqdm import tqdm
 
         bar = bars.get(stage)
@@ -32,3 +43,29 @@ def progress_bars(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
     finally:
         for bar in bars.values():
             bar.close()
+
+
+@contextmanager
+def _stage_lines() -> Iterator[Callable[[str, int, int], None]]:
+    last: dict[str, tuple[int, int]] = {}
+    written: set[str] = set()
+
+    def write(stage: str) -> None:
+        if stage not in written:
+            written.add(stage)
+            done, total = last[stage]
+            print(f"{stage}: {done} of {total}" if total else f"{stage}: {done}", file=sys.stderr, flush=True)
+
+    def update(stage: str, done: int, total: int) -> None:
+        for other in last:
+            if other != stage:
+                write(other)
+        last[stage] = (done, total)
+        if total and done >= total:
+            write(stage)
+
+    try:
+        yield update
+    finally:
+        for stage in last:
+            write(stage)

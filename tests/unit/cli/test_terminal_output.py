@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 from types import SimpleNamespace
+
+import pytest
 
 from toolsift.cli._output import FLAGGED_SHOWN, flagged_table, rejected_table, safe_lines, table, terminal_safe
 
@@ -48,3 +51,34 @@ def test_a_search_request_that_is_not_clean_text_is_one_clear_line_without_the_r
         assert result.exit_code == ERROR_TABLE[BadQueryError].exit_code
         assert result.output.count("\n") == 1 and shown in result.output and "Traceback" not in result.output
         assert "\x1b" not in result.output and "\udcff" not in result.output
+
+
+def test_progress_written_to_a_log_is_one_plain_line_per_stage_without_cursor_escapes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from toolsift.cli._progress import progress_bars
+
+    log = io.StringIO()  # not a terminal, as when the output is redirected to a file or a CI log
+    monkeypatch.setattr(sys, "stderr", log)
+    with progress_bars(True) as progress:
+        for done in range(0, 101, 10):
+            progress("embed", done, 100)
+        progress("index", 3, 0)  # a stage whose total is not known
+        for done in range(0, 51, 5):
+            progress("index", done, 50)
+    written = log.getvalue()
+    assert "\x1b" not in written and "\r" not in written
+    assert written.splitlines() == ["embed: 100 of 100", "index: 50 of 50"]
+
+
+def test_progress_stays_silent_when_disabled(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from toolsift.cli._progress import progress_bars
+
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    with progress_bars(False) as progress:
+        progress("embed", 5, 10)
+    assert log.getvalue() == ""
