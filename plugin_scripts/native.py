@@ -236,8 +236,20 @@ def ensure_cluster_settings(client: OpenSearch, ranker_url: str) -> dict[str, An
     if not has_ml_node and str(merged.get("plugins.ml_commons.only_run_on_ml_node")).lower() != "false":
         changes["plugins.ml_commons.only_run_on_ml_node"] = False
     if changes:
-        _request(client, "PUT", "/_cluster/settings", {"persistent": changes})
+        _request(client, "PUT", "/_cluster/settings", {"persistent": {**changes, **_archived_cleared(current)}})
     return changes
+
+
+def _archived_cleared(current: dict[str, Any]) -> dict[str, None]:
+    """``{"archived.*": None}`` when the cluster holds archived settings, else nothing.
+
+    A node once started without a plugin archives that plugin's persisted settings (the managed node
+    started without ml-commons, say); OpenSearch then refuses every cluster-settings update until they
+    are removed, though it ignores them. They are dropped in the same update as toolsift's own.
+    """
+    archived = any(key.startswith("archived.") for scope in ("persistent", "transient")
+                   for key in current.get(scope, {}))
+    return {"archived.*": None} if archived else {}
 
 
 def _private_or_unresolved(host: str) -> bool:
