@@ -8,7 +8,7 @@ installed, saying plainly which is missing.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -108,10 +108,17 @@ def connect(settings: Settings, *, require_plugins: bool = True) -> OpenSearch:
     return client
 
 
-def ensure_index(client: OpenSearch, index: str, body: dict[str, Any]) -> None:
-    """Create ``index`` with ``body`` unless it exists (a concurrent creation is no error)."""
+def ensure_index(client: OpenSearch, index: str, body: dict[str, Any], *, added_fields: Sequence[str] = ()) -> None:
+    """Create ``index`` with ``body`` unless it exists (a concurrent creation is no error).
+
+    ``added_fields``: fields of ``body``'s mapping added since older toolsift versions created the
+    index; an index that already exists gets their mappings (its older documents have no value).
+    """
     if not client.indices.exists(index=index):
         client.indices.create(index=index, body=body, ignore=400)
+    elif added_fields:
+        properties = body["mappings"]["properties"]
+        client.indices.put_mapping(index=index, body={"properties": {f: properties[f] for f in added_fields}})
 
 
 #: A force merge rebuilds the HNSW graph of the whole index: minutes on a large catalog.

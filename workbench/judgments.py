@@ -101,11 +101,8 @@ class JudgmentStore:
 
     @classmethod
     def open(cls, client: OpenSearch, index: str) -> JudgmentStore:
-        body = judgments_index_body()
-        ensure_index(client, index, body)
         # an index made before judgments had a tenant gets the field (its old judgments have none)
-        tenant = body["mappings"]["properties"]["tenant"]
-        client.indices.put_mapping(index=index, body={"properties": {"tenant": tenant}})
+        ensure_index(client, index, judgments_index_body(), added_fields=("tenant",))
         return cls(client, index)
 
     def record(self, judgment: Judgment) -> str:

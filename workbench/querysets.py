@@ -147,11 +147,8 @@ class QuerySetStore:
 
     @classmethod
     def open(cls, client: OpenSearch, index: str) -> QuerySetStore:
-        body = query_sets_index_body()
-        ensure_index(client, index, body)
         # an index made before sets had a tenant gets the field (its old sets have none)
-        tenant = body["mappings"]["properties"]["tenant"]
-        client.indices.put_mapping(index=index, body={"properties": {"tenant": tenant}})
+        ensure_index(client, index, query_sets_index_body(), added_fields=("tenant",))
         return cls(client, index)
 
     @staticmethod
