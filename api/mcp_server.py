@@ -125,7 +125,9 @@ def create_mcp_server(
                                 f"; try again shortly") from None
             if isinstance(exc, ToolsiftError):
                 raise ToolError(str(exc)) from None
-            raise ToolError(f"OpenSearch refused the search: {type(exc).__name__}") from None
+            # its status and error type, as the search API's 502 names them (no body: that is OpenSearch's)
+            answered = f" {getattr(exc, 'status_code', '')} {getattr(exc, 'error', '')}".rstrip()
+            raise ToolError(f"OpenSearch refused the search: {type(exc).__name__}{answered}") from None
 
     @server.tool(description=(
         "Find the tools that can do what you need. Use it whenever you need a capability you do not have "

@@ -1,4 +1,4 @@
-"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``, ``bench prompts``, ``bench outage``, ``bench freshness``, ``bench opensearch``."""
+"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``, ``bench prompts``, ``bench outage``, ``bench freshness``, ``bench opensearch``, ``bench catalog``, ``bench scale``, ``bench node-loss``, ``bench ingest``."""
 
 from __future__ import annotations
 
@@ -22,7 +22,11 @@ def bench() -> None:
     service's failover drill (`bench failover`), reranking cost (`bench rerank`) and the ingest screen's
     precision and recall on hostile tool text (`bench screen`), hostile tool text against toolsift's own LLM
     prompts (`bench prompts`), an OpenSearch crash (`bench outage`), live-catalog freshness
-    (`bench freshness`) and toolsift's ranking inside OpenSearch's search pipeline (`bench opensearch`)."""
+    (`bench freshness`) and toolsift's ranking inside OpenSearch's search pipeline (`bench opensearch`); and
+    a large catalog with a benchmark's needles inside it to measure them on (`bench catalog`) and toolsift
+    measured as that catalog grows (`bench scale`); one node of a three-node cluster lost under load
+    (`bench node-loss`); a catalog's ingest held to plain sentence-transformers encoding its texts
+    (`bench ingest`)."""
 
 
 @bench.command(_DEFAULT)
@@ -513,5 +517,240 @@ def outage(app: AppContext, dataset_dir: Path, clients: int, up_seconds: float, 
         for name, s in (("api", served["api"]), ("mcp", served["mcp"]))
     ]))
     out = json_out or Path(f"bench-outage-{benchmark.name.replace('/', '-')}.json")
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("catalog")
+@click.option("--tools", type=click.IntRange(1), required=True,
+              help="Tools in the catalog, the needles included (1000, 10000, 100000 ...).")
+@click.option("--needles", type=click.Choice(["toolink", "livemcpbench"]), default="toolink", show_default=True,
+              help="The benchmark whose tools and queries are placed inside the catalog.")
+@click.option("--queries", "max_queries", type=click.IntRange(1),
+              help="Only N of the benchmark's queries (a seeded sample) and their tools (default: all).")
+@click.option("--seed", type=int, default=0, show_default=True, help="The same seed writes the same files.")
+@click.option("--fork-share", type=click.FloatRange(0.0, 1.0), default=0.01, show_default=True,
+              help="Share of the distractor servers that are forks of a needle server (near-duplicates).")
+@click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="The benchmark data folder (default: ../shared/datasets).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The folder to write: catalog.json, queries.jsonl, qrels/test.tsv, manifest.json.")
+def catalog(tools: int, needles: str, max_queries: int | None, seed: int, fork_share: float, datasets: Path | None,
+            out_dir: Path) -> None:
+    """Write a catalog of N tools that looks like a real one, with a benchmark's needles inside.
+
+    Servers (agents) of 5-50 tools recombined from the shared datasets' tool documents (names,
+    descriptions, nested parameters, several languages, the same tool name on several servers), and
+    the needle set: the benchmark's real tools with its queries and qrels (rewritten to the catalog's
+    ids), so NDCG@10 and tool R@5 can be measured at any size. Near-duplicates of the needles are
+    distractors with other ids. Ingest it with `toolsift ingest OUT/catalog.json --format mcp`.
+    """
+    from toolsift.evaluation.scale_catalog import generate_catalog
+
+    scale = generate_catalog(out_dir, tools=tools, needles=needles, seed=seed, queries=max_queries,
+                             datasets=datasets, fork_share=fork_share)
+    manifest = scale.manifest()
+    languages = manifest["languages"]
+    size_mb = scale.catalog_path.stat().st_size / 1e6
+    click.echo(table(["catalog", "value"], [
+        ["tools / servers", f"{scale.tools} / {scale.servers}"],
+        ["needles", f"{scale.needles}: {scale.query_count} queries, {manifest['gold_tools']} gold tools "
+                    f"in {manifest['needle_servers']} servers"],
+        ["near-duplicates of gold tools", f"{manifest['near_duplicate_count']} ({manifest['fork_servers']} fork servers)"],
+        ["distinct descriptions", manifest["distinct_descriptions"]],
+        ["names on several servers", manifest["names_on_several_servers"]],
+        ["languages", ", ".join(f"{k} {v}" for k, v in languages.items()) if isinstance(languages, dict) else languages],
+        ["file", f"{scale.catalog_path} ({size_mb:.1f} MB)"],
+        ["generated in", f"{scale.seconds:.1f} s"],
+    ]))
+    click.echo(f"ingest: toolsift ingest {scale.catalog_path} --format mcp", err=True)
+
+
+def _sizes_option(value: str, option: str, *, allow_empty: bool = False) -> list[int]:
+    """A comma-separated list of tool counts (``1000,10000`` or ``1k,10k,100k,1m``)."""
+    sizes = []
+    for part in (p.strip().lower() for p in value.split(",")):
+        if not part:
+            continue
+        factor = {"k": 1_000, "m": 1_000_000}.get(part[-1], 1)
+        digits = part[:-1] if factor > 1 else part
+        if not digits.isdigit() or int(digits) * factor < 1:
+            raise click.BadParameter(f"{part!r} is not a number of tools (e.g. 1000,10000 or 1k,10k)", param_hint=option)
+        sizes.append(int(digits) * factor)
+    if not sizes and not allow_empty:
+        raise click.BadParameter("at least one size, e.g. 1000,10000", param_hint=option)
+    return sizes
+
+
+@bench.command("scale")
+@click.option("--sizes", default="1000,10000,100000", show_default=True,
+              help="Catalog sizes in tools, comma-separated (1k, 10k, 1m work too); measured smallest first.")
+@click.option("--nodes", type=click.IntRange(2, 9), default=3, show_default=True,
+              help="Members of the bench's own local cluster (HTTP ports from 9240, transport from 19340; heap per "
+                   "member: the cluster_heap setting).")
+@click.option("--existing", is_flag=True,
+              help="Measure the configured OpenSearch (--opensearch-url, or the managed node) instead of a cluster "
+                   "of the bench's own; --nodes is not used.")
+@click.option("--needles", type=click.Choice(["toolink", "livemcpbench"]), default="toolink", show_default=True,
+              help="The benchmark whose tools and queries are placed inside every catalog.")
+@click.option("--queries", "max_queries", type=click.IntRange(1),
+              help="Only N of the benchmark's queries (a seeded sample) and their tools as needles (default: all).")
+@click.option("--seed", type=int, default=0, show_default=True, help="The catalogs' seed.")
+@click.option("--shards", type=click.IntRange(1), help="Primary shards at every size (default: the layout rule).")
+@click.option("--replicas", type=click.IntRange(0), help="Replicas at every size (default: the layout rule).")
+@click.option("--clients", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Locust's closed-loop clients for the API and the floor at every size.")
+@click.option("--seconds", type=click.FloatRange(1), default=30.0, show_default=True,
+              help="Seconds of load per service and size (after a 5 s warm-up).")
+@click.option("--project", default="10000,100000,1000000", show_default=True,
+              help="Sizes each figure is projected to from the measured ones (those not measured; empty: none).")
+@click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="The benchmark data folder (default: ../shared/datasets).")
+@click.option("--redo", is_flag=True,
+              help="Start over: forget the sizes measured in --out and empty the bench's vector cache.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench-scale"),
+              show_default=True, help="Results (scale.json, scale.md, scale.png), the catalogs and the vector cache.")
+@pass_app
+def scale(app: AppContext, sizes: str, nodes: int, existing: bool, needles: str, max_queries: int | None, seed: int,
+          shards: int | None, replicas: int | None, clients: int, seconds: float, project: str, datasets: Path | None,
+          redo: bool, out_dir: Path) -> None:
+    """Measure toolsift as the catalog grows: each size on a cluster, figures and their growth.
+
+    For each size (smallest first): a generated catalog with the needles inside (`bench catalog`, same
+    seed: a larger one extends a smaller one); its new texts embedded once through the bench's vector
+    cache; an ingest into a fresh index (shards and replicas by the layout rule, recorded); index size on
+    disk and heap / native memory per tool; needle NDCG@10 and R@5; the search API and the floor under
+    --clients clients for --seconds each; the index deleted. Then each figure's growth with size and its
+    projection. Sizes already in --out are not measured again (--redo starts over).
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.scale_bench import growth_rows, run_scale_bench, summary_rows
+
+    asked, projected = _sizes_option(sizes, "--sizes"), _sizes_option(project, "--project", allow_empty=True)
+    settings = app.settings()
+    results = run_scale_bench(
+        settings, load_embedder(settings), out_dir, asked, nodes=nodes, existing=existing, needles=needles, seed=seed,
+        queries=max_queries, shards=shards, replicas=replicas, clients=clients, seconds=seconds, project=projected,
+        datasets=datasets, redo=redo, progress=lambda m: click.echo(m, err=True))
+    if results["skipped"]:
+        click.echo(f"already measured in {out_dir}: {', '.join(f'{n:,}' for n in results['skipped'])} tools "
+                   "(--redo measures them again)", err=True)
+    env = results.get("environment", {})
+    click.echo(f"{results['config']['needles']} needles, {env.get('cluster_nodes')} node(s), {env.get('cpu_count')} "
+               f"CPU cores, {results['config']['clients']} client(s) x {results['config']['seconds']:g} s per service")
+    click.echo(table(*summary_rows(results)))
+    click.echo(table(*growth_rows(results)))
+    run = results["runs"][-1]
+    click.echo(f"this run measured {len(run['measured'])} size(s) in {run['seconds']:.0f} s", err=True)
+    for path in results["outputs"].values():
+        click.echo(f"wrote {path}", err=True)
+
+
+@bench.command("ingest")
+@click.argument("catalog", type=click.Path(exists=True, path_type=Path))
+@click.option("--format", "fmt", help="Catalog format (default: detected): toolret, mcp, openai, openapi, beir, mftr.")
+@json_file_option("Write the figures here (default: bench-ingest-<catalog folder>.json).")
+@pass_app
+def ingest_bench(app: AppContext, catalog: Path, fmt: str | None, json_out: Path | None) -> None:
+    """Measure `toolsift ingest` of CATALOG next to plain sentence-transformers encoding its texts.
+
+    In one run: the floor (plain sentence-transformers, torch, batch 64, on the catalog's own names,
+    descriptions and parameters), a cold ingest into a fresh index (empty vector cache), a warm
+    re-ingest into a fresh index (the vector cache holding the catalog's texts: tools/s) and the same
+    documents bulk indexed alone (the node's own share). The bench's cache is a temporary folder.
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.ingest_bench import run_ingest_bench
+
+    settings = app.settings()
+    figures = run_ingest_bench(app.client(), settings, load_embedder(settings), catalog, fmt=fmt,
+                               progress=lambda m: click.echo(m, err=True))
+    floor, cold, warm, bulk = figures["floor"], figures["cold_ingest"], figures["warm_reingest"], figures["bulk_only"]
+    click.echo(f"catalog {figures['catalog']}: {cold['tools']} tools, {cold['documents']} documents; toolsift "
+               f"embeds with {figures['backend']} on {figures['device']}")
+    click.echo(table(["row", "seconds", "tools/s", "texts encoded", "includes"], [
+        ["floor", f"{floor['seconds']:.1f}", "", floor["texts"], floor["includes"]],
+        ["cold ingest", f"{cold['seconds']:.1f}", f"{cold['tools_per_s']:.1f}", cold["texts_encoded"], cold["includes"]],
+        ["warm re-ingest", f"{warm['seconds']:.1f}", f"{warm['tools_per_s']:.0f}", warm["texts_encoded"],
+         warm["includes"]],
+        ["bulk only", f"{bulk['seconds']:.1f}", f"{bulk['tools_per_s']:.0f}", "", bulk["includes"]],
+    ]))
+    click.echo(f"cold ingest / floor: x{figures['cold_ingest_over_floor']} wall clock, "
+               f"x{figures['cold_ingest_over_floor_cpu']} CPU seconds of this process")
+    out = json_out or Path(f"bench-ingest-{catalog.parent.name if catalog.is_file() else catalog.name}.json")
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("node-loss")
+@click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--clients", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="HTTP clients searching in a loop throughout (besides one MCP session).")
+@click.option("--kill", "kills", type=click.Choice(["data", "manager"]), multiple=True,
+              help="A member to SIGKILL, in turn (repeatable): data = one that is not the elected cluster manager "
+                   "and holds the most primaries, manager = the elected cluster manager. Default: data, then manager.")
+@click.option("--rolling-restart/--no-rolling-restart", "rolling", default=True, show_default=True,
+              help="Then restart every member in turn, the manager last, each green before the next.")
+@click.option("--down-seconds", type=click.FloatRange(1), default=10.0, show_default=True,
+              help="Seconds at least a killed member stays down before it is started again.")
+@click.option("--settle-seconds", type=click.FloatRange(1), default=8.0, show_default=True,
+              help="Seconds of load before the first step, between steps and after the last.")
+@click.option("--shards", type=click.IntRange(1), default=3, show_default=True,
+              help="Primary shards of the drill's index (one replica each).")
+@json_file_option("Write the figures here (default: bench-node-loss-<dataset>.json).")
+@pass_app
+def node_loss(app: AppContext, dataset_dir: Path, clients: int, kills: tuple[str, ...], rolling: bool,
+              down_seconds: float, settle_seconds: float, shards: int, json_out: Path | None) -> None:
+    """Lose one of three OpenSearch nodes under load, on a three-node cluster of the drill's own.
+
+    DATASET_DIR's catalog goes into an index with one replica; `toolsift serve api` and `toolsift serve
+    mcp --transport http`, pointed at all three nodes, answer --clients HTTP clients and one MCP session
+    while members are SIGKILLed (--kill) and started again, then restarted one by one. A live MCP source
+    followed as `toolsift sync` does is changed while a member is down. Reports searches sent and failed
+    (each failure kind, with its count), the health timeline, the catalog's count and content digest
+    before and after, and how soon each live change was searchable.
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.nodeloss import drill_cluster, run_node_loss_drill
+    from toolsift.ingest.benchmarks import load_benchmark
+    from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
+
+    benchmark = load_benchmark(dataset_dir, tool_id_for=mcp_tool_id)
+    settings = app.settings()
+    say = lambda line: click.echo(line, err=True)  # noqa: E731
+    with drill_cluster(settings, progress=say) as cluster:
+        figures = run_node_loss_drill(
+            cluster, settings, load_embedder(settings), benchmark.catalog_path, list(benchmark.queries.values()),
+            clients=clients, shards=shards, kills=kills or ("data", "manager"), rolling=rolling,
+            settle_s=settle_seconds, down_s=down_seconds, progress=say)
+    click.echo(table(["step", "node", "why", "left (s)", "green again (s)", "live change searchable (s)"], [
+        [s["step"], s["node"], s.get("why", "cluster manager" if s.get("was_cluster_manager") else ""),
+         f"{s['left_at_s'] - s['at_s']:.1f}", f"{s['green_at_s'] - s['at_s']:.1f}",
+         (f"{s['live_change']['added_searchable_s']:.1f}" if s["live_change"]["searchable"] else "NOT searchable")
+         if "live_change" in s else ""]
+        for s in figures["steps"]
+    ]))
+    rows = []
+    for phase in [*figures["phases"], {"phase": "total", **figures["totals"]}]:
+        for front_end in ("api", "mcp"):
+            f = phase[front_end]
+            kinds = "; ".join(f"{k} x{v['count']}" for k, v in f["failure_kinds"].items())
+            rows.append([phase["phase"], front_end, f["sent"], f["failed"], kinds,
+                         f"{f['answers_changed']} / {f['answers_reordered']}",
+                         *(f"{f[k]:.0f}" if f[k] is not None else "" for k in ("p50_ms", "p95_ms", "max_ms"))])
+    click.echo(f"answers compared with each query's answer with every member up ({figures['reference_queries']} "
+               "queries): other tools / the same tools reordered")
+    click.echo(table(["phase", "front end", "sent", "failed", "failure kinds", "changed / reordered", "p50 ms",
+                      "p95 ms", "max ms"], rows))
+    click.echo("health: " + " → ".join(f"{h['status']} ({h['nodes']} nodes) at {h['at_s']} s"
+                                        for h in figures["health_timeline"]))
+    before, after = figures["catalog_before"], figures["catalog_after"]
+    click.echo(table(["catalog", "documents", "tools", "digest"], [
+        ["before", before["documents"], before["tools"], before["digest"][:16]],
+        ["after", after["documents"], after["tools"], after["digest"][:16]],
+    ]))
+    click.echo(f"tools lost: {figures['tools_lost']}, digest equal: {figures['digest_equal']}, live sync errors: "
+               f"{len(figures['live_sync_errors'])}")
+    out = json_out or Path(f"bench-node-loss-{benchmark.name.replace('/', '-')}.json")
     write_json(out, figures)
     click.echo(f"wrote {out}", err=True)

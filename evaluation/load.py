@@ -40,10 +40,13 @@ from toolsift.access import hash_key, new_key
 from toolsift.config import Settings
 from toolsift.errors import ConfigError, ToolsiftError
 
-__all__ = ["LoadStep", "run_load", "DEFAULT_CLIENTS", "free_port", "serving"]
+__all__ = ["LoadStep", "run_load", "DEFAULT_CLIENTS", "SERVICE_PATHS", "free_port", "serving", "locust_step",
+           "load_environment", "service_command"]
 
 #: Client counts stepped through, per service.
 DEFAULT_CLIENTS: tuple[int, ...] = (1, 2, 4, 8, 16)
+#: The services a load run measures, each with the path its clients post to.
+SERVICE_PATHS: dict[str, str] = {"api": "/v1/search", "floor": "/v1/floor"}
 
 
 @dataclass(frozen=True)
@@ -108,8 +111,45 @@ def serving(command: Sequence[str], env: dict[str, str], url: str, timeout: floa
         log.close()
 
 
-def _step(service: str, url: str, path: str, clients: int, seconds: float, env: dict[str, str],
-          folder: Path) -> LoadStep:
+def service_command(service: str, port: int) -> list[str]:
+    """The command serving ``service`` on loopback ``port``: ``api`` is ``toolsift serve api`` as a user starts
+    it, ``floor`` the floor app (:mod:`toolsift.evaluation.load_floor`) on uvicorn."""
+    if service == "api":
+        return [str(Path(sys.executable).with_name("toolsift")), "serve", "api", "--port", str(port)]
+    return [sys.executable, "-m", "uvicorn", "toolsift.evaluation.load_floor:app_from_environment", "--factory",
+            "--port", str(port), "--log-level", "warning"]
+
+
+def load_environment(settings: Settings, queries: Sequence[str], folder: Path) -> tuple[dict[str, str], str]:
+    """The services' and Locust's environment for a load run on ``settings.index`` with ``queries``, and the
+    API key the API's clients send (``TOOLSIFT_LOAD_KEY``; the floor's clients send none).
+
+    The key is a tenant's search key, configured in a ``toolsift.toml`` written to ``folder`` (with the
+    queries' JSON): every API request pays authentication and carries the tenant filter. The caller's
+    ``TOOLSIFT_*`` variables are not passed on.
+    """
+    key = new_key()
+    config = folder / "toolsift.toml"
+    config.write_text(f'[[api_keys]]\nname = "load"\ntenant = "load"\nrole = "search"\nsha256 = "{hash_key(key)}"\n',
+                      encoding="utf-8")
+    (folder / "queries.json").write_text(json.dumps(list(queries), ensure_ascii=False), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+    env.update({"TOOLSIFT_OPENSEARCH_URL": settings.effective_url, "TOOLSIFT_INDEX": settings.index,
+                "TOOLSIFT_RETRIEVER": settings.retriever, "TOOLSIFT_LOAD_QUERIES": str(folder / "queries.json"),
+                "TOOLSIFT_CONFIG": str(config)})
+    return env, key
+
+
+def locust_step(service: str, url: str, path: str, clients: int, seconds: float, env: dict[str, str],
+                folder: Path) -> LoadStep:
+    """``clients`` closed-loop Locust clients (a process of its own) posting to ``url`` + ``path`` for ``seconds``.
+
+    ``env`` is :func:`load_environment`'s with ``TOOLSIFT_LOAD_KEY``; Locust's CSV files go to ``folder``.
+
+    Raises:
+        ConfigError: Locust is not installed.
+        ToolsiftError: Locust wrote no statistics.
+    """
     prefix = folder / f"{service}-{clients}"
     locustfile = Path(__file__).with_name("locustfile.py")
     run = subprocess.run(
@@ -157,34 +197,21 @@ def run_load(
         raise ConfigError("bench load needs queries to send")
     say = progress or (lambda _: None)
     folder = Path(tempfile.mkdtemp(prefix="toolsift-load-"))
-    key = new_key()
-    config = folder / "toolsift.toml"
     # a tenant's search key: every request pays authentication and carries the tenant filter
-    config.write_text(f'[[api_keys]]\nname = "load"\ntenant = "load"\nrole = "search"\nsha256 = "{hash_key(key)}"\n',
-                      encoding="utf-8")
-    (folder / "queries.json").write_text(json.dumps(list(queries), ensure_ascii=False), encoding="utf-8")
-    base = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
-    base.update({"TOOLSIFT_OPENSEARCH_URL": settings.effective_url, "TOOLSIFT_INDEX": settings.index,
-                 "TOOLSIFT_RETRIEVER": settings.retriever, "TOOLSIFT_LOAD_QUERIES": str(folder / "queries.json"),
-                 "TOOLSIFT_CONFIG": str(config)})
-    toolsift = str(Path(sys.executable).with_name("toolsift"))
-    services = {
-        "api": ([toolsift, "serve", "api", "--port", "{port}"], "/v1/search", key),
-        "floor": ([sys.executable, "-m", "uvicorn", "toolsift.evaluation.load_floor:app_from_environment",
-                   "--factory", "--port", "{port}", "--log-level", "warning"], "/v1/floor", ""),
-    }
+    base, key = load_environment(settings, queries, folder)
     figures: dict[str, Any] = {"index": settings.index, "queries": len(queries), "p95_target_ms": p95_target_ms,
                                "step_s": step_s, "hold_s": hold_s, "cpu_count": os.cpu_count(), "services": {}}
-    for name, (command, path, service_key) in services.items():
+    for name, path in SERVICE_PATHS.items():
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        env = {**base, "TOOLSIFT_LOAD_KEY": service_key}
-        with serving([c.replace("{port}", str(port)) for c in command], env, url):
+        env = {**base, "TOOLSIFT_LOAD_KEY": key if name == "api" else ""}
+        command = service_command(name, port)
+        with serving(command, env, url):
             say(f"{name}: warming up")
-            _step(name, url, path, 1, 5, env, folder)
+            locust_step(name, url, path, 1, 5, env, folder)
             steps = []
             for n in clients:
-                steps.append(_step(name, url, path, n, step_s, env, folder))
+                steps.append(locust_step(name, url, path, n, step_s, env, folder))
                 say(f"{name}: {n} clients: {steps[-1].requests_per_s} req/s, p95 {steps[-1].p95} ms")
                 if steps[-1].p95 > 2 * p95_target_ms:  # well past the target: more clients only queue
                     break
@@ -192,7 +219,7 @@ def run_load(
             best, hold = _capacity(steps, p95_target_ms), None
             held: list[LoadStep] = []
             while best is not None:
-                hold = _step(name, url, path, best.clients, hold_s, env, folder)
+                hold = locust_step(name, url, path, best.clients, hold_s, env, folder)
                 held.append(hold)
                 say(f"{name}: held {hold.clients} clients for {hold_s:.0f}s: {hold.requests_per_s} req/s, "
                     f"p95 {hold.p95} ms, {hold.errors} errors")

@@ -42,7 +42,7 @@ from toolsift.opensearch import connect
 from toolsift.plugin_scripts import LocalNode
 from toolsift.plugin_scripts.node import port_in_use
 
-__all__ = ["Call", "run_outage_drill"]
+__all__ = ["Call", "run_outage_drill", "index_digest", "http_client_loop", "mcp_client_loop"]
 
 _NODE_PORTS = range(9280, 9290)  # below the runner's 9299 limit, apart from the lifecycle test's 9290-9298
 
@@ -58,14 +58,19 @@ class Call:
     status: int
     code: str
     error: str
+    #: The query sent, and the ids of the tools answered in rank order (none when the search failed).
+    query: str = ""
+    tools: tuple[str, ...] = ()
 
 
-def _digest(client: Any, index: str) -> dict[str, Any]:
-    """Documents, distinct ids and a SHA-256 over every (id, content hash): equal digests, equal documents."""
+def index_digest(client: Any, index: str, query: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Documents, distinct ids and a SHA-256 over every (id, content hash) of ``index`` (those ``query``
+    matches; default all): equal digests, equal documents."""
     client.indices.refresh(index=index)
     pairs: list[tuple[str, str]] = []
-    answer = client.search(index=index, body={"size": 1000, "_source": ["content_hash"], "query": {"match_all": {}},
-                                              "sort": ["_doc"]}, params={"scroll": "1m"})
+    answer = client.search(index=index, body={"size": 1000, "_source": ["content_hash"],
+                                              "query": query or {"match_all": {}}, "sort": ["_doc"]},
+                           params={"scroll": "1m"})
     while answer["hits"]["hits"]:
         pairs += [(h["_id"], h["_source"].get("content_hash", "")) for h in answer["hits"]["hits"]]
         answer = client.scroll(scroll_id=answer["_scroll_id"], params={"scroll": "1m"})
@@ -89,7 +94,7 @@ def _ingest_phase(node: LocalNode, settings: Settings, embedder: Embedder, catal
     client = connect(settings)
     clean_settings = settings.with_overrides(index=f"{settings.index}-clean")
     ingest_catalog(client, clean_settings, embedder, catalog)
-    clean = _digest(client, clean_settings.index)
+    clean = index_digest(client, clean_settings.index)
     say(f"clean ingest: {clean['documents']} documents")
 
     failure: list[BaseException] = []
@@ -119,7 +124,7 @@ def _ingest_phase(node: LocalNode, settings: Settings, embedder: Embedder, catal
     error = failure[0] if failure else None
     kind = error_kind(error) if error is not None else None
     rerun = ingest_catalog(client, settings, embedder, catalog, skip_if_unchanged=True)
-    after = _digest(client, settings.index)
+    after = index_digest(client, settings.index)
     info = IndexManager(client, settings.index).current()
     say(f"rerun: {after['documents']} documents, digest {'equal' if after['digest'] == clean['digest'] else 'DIFFERENT'}")
     return {
@@ -141,27 +146,31 @@ def _ingest_phase(node: LocalNode, settings: Settings, embedder: Embedder, catal
     }
 
 
-def _http_client_loop(url: str, queries: Sequence[str], stop: threading.Event, origin: float,
-                      calls: list[Call], offset: int) -> None:
+def http_client_loop(url: str, queries: Sequence[str], stop: threading.Event, origin: float,
+                     calls: list[Call], offset: int) -> None:
+    """Search ``url``'s ``POST /v1/search`` (top 5) in a closed loop until ``stop``, each call kept in ``calls``."""
     with httpx.Client(timeout=30) as http:
         i = offset
         while not stop.is_set():
-            sent = time.monotonic()
+            sent, query = time.monotonic(), queries[i % len(queries)]
             try:
-                answer = http.post(f"{url}/v1/search", json={"query": queries[i % len(queries)], "top_k": 5})
+                answer = http.post(f"{url}/v1/search", json={"query": query, "top_k": 5})
                 body = answer.json()
                 ok = answer.status_code == 200 and bool(body.get("tools"))
                 calls.append(Call("api", round(sent - origin, 3), round((time.monotonic() - sent) * 1000, 1), ok,
                                   answer.status_code, "" if ok else str(body.get("code", "")),
-                                  "" if ok else str(body.get("error", ""))[:200]))
+                                  "" if ok else str(body.get("error", ""))[:200], query,
+                                  tuple(str(t.get("id")) for t in body.get("tools") or ()) if ok else ()))
             except httpx.HTTPError as exc:
                 calls.append(Call("api", round(sent - origin, 3), round((time.monotonic() - sent) * 1000, 1), False,
-                                  0, "transport", str(exc)[:200]))
+                                  0, "transport", str(exc)[:200], query))
             i += 1
 
 
-def _mcp_client_loop(url: str, queries: Sequence[str], stop: threading.Event, origin: float,
-                     calls: list[Call]) -> None:
+def mcp_client_loop(url: str, queries: Sequence[str], stop: threading.Event, origin: float,
+                    calls: list[Call]) -> None:
+    """Call the MCP server's ``search_tools`` (top 5) at ``url`` in one session (the official SDK's client) in
+    a closed loop until ``stop``, each call kept in ``calls``."""
     import anyio
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
@@ -171,16 +180,26 @@ def _mcp_client_loop(url: str, queries: Sequence[str], stop: threading.Event, or
             await session.initialize()
             i = 0
             while not stop.is_set():
-                sent = time.monotonic()
-                answer = await session.call_tool("search_tools", {"query": queries[i % len(queries)], "top_k": 5})
+                sent, query = time.monotonic(), queries[i % len(queries)]
+                answer = await session.call_tool("search_tools", {"query": query, "top_k": 5})
                 text = " ".join(getattr(c, "text", "") for c in answer.content)
                 ok = not answer.is_error and '"tools"' in text
                 calls.append(Call("mcp", round(sent - origin, 3), round((time.monotonic() - sent) * 1000, 1), ok,
                                   0 if answer.is_error else 200, "tool_error" if answer.is_error else "",
-                                  text[:200] if answer.is_error else ""))
+                                  text[:200] if answer.is_error else "", query, _tool_ids(text) if ok else ()))
                 i += 1
 
     anyio.run(loop)
+
+
+def _tool_ids(text: str) -> tuple[str, ...]:
+    """The tool ids of an MCP ``search_tools`` answer's JSON text (none when it is not that JSON)."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return ()
+    tools = body.get("tools") if isinstance(body, dict) else None
+    return tuple(str(t.get("id")) for t in tools if isinstance(t, dict)) if isinstance(tools, list) else ()
 
 
 def _window(calls: Sequence[Call], kill_s: float, up_s: float) -> dict[str, Any]:
@@ -218,9 +237,9 @@ def _serving_phase(node: LocalNode, settings: Settings, queries: Sequence[str], 
                     ready_path=None):
         say(f"serving: api {api_url}, mcp {mcp_url}; {clients} HTTP client(s) + 1 MCP session")
         origin = time.monotonic()
-        workers = [threading.Thread(target=_http_client_loop, args=(api_url, queries, stop, origin, calls, n), daemon=True)
+        workers = [threading.Thread(target=http_client_loop, args=(api_url, queries, stop, origin, calls, n), daemon=True)
                    for n in range(clients)]
-        workers.append(threading.Thread(target=_mcp_client_loop, args=(mcp_url, queries, stop, origin, calls),
+        workers.append(threading.Thread(target=mcp_client_loop, args=(mcp_url, queries, stop, origin, calls),
                                         daemon=True))
         for worker in workers:
             worker.start()

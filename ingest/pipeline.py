@@ -1,14 +1,16 @@
 """Ingest a catalog: load → normalise → embed → bulk index, idempotently and safely.
 
-Two passes over the catalog. The first normalises every record without writing anything, so bad
+Two passes. The first reads the catalog and normalises every record without writing anything, so bad
 records (malformed, missing names, wrong types, oversized, nested too deep, duplicate ids, unknown owners) are all
 known before the index is touched, and each server's tools are linked to their prerequisites
 (:mod:`toolsift.ingest.prerequisites`; the accepted tool documents are held until then): with
 ``strict=True`` any of them stops the ingest with nothing written; otherwise every valid record is indexed and the report lists the rejects
 (and when none is valid, nothing is written: no index or alias is created). The second pass
-streams the records again, skips those whose content hash the index already holds, embeds the rest
-in batches and writes them with opensearch-py's ``streaming_bulk`` (429s retried with backoff;
-every per-item failure reported). ``prune`` deletes documents of the same source that the catalog
+takes the accepted documents in catalog order (held from the first pass: the catalog is not read
+again), skips those whose content hash the index already holds, embeds the rest
+a chunk at a time in a worker thread (texts sorted by length; those the vector cache holds are not
+encoded again, :mod:`toolsift.ingest.vectorcache`) while the previous chunk is written with
+opensearch-py's ``streaming_bulk`` (429s retried with backoff; every per-item failure reported). ``prune`` deletes documents of the same source that the catalog
 no longer has; ``rebuild`` fills a new index version and swaps the alias only when it succeeded.
 """
 
@@ -16,12 +18,14 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import queue
+import threading
 import time
-from contextlib import nullcontext
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing, nullcontext
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from opensearchpy import OpenSearch
 from opensearchpy.helpers import streaming_bulk
@@ -31,7 +35,7 @@ from toolsift.config import Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogRecordError, CatalogRejectedError, IndexingError
 from toolsift.ingest.approvals import ApprovalStore, Held, Plan, policy_for
-from toolsift.ingest.embed import document_texts, to_index_documents
+from toolsift.ingest.embed import document_texts, index_sources
 from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.nesting import DEFAULT_MAX_NESTING_DEPTH
 from toolsift.ingest.normalise import normalise_agent, normalise_tool
@@ -47,6 +51,7 @@ from toolsift.ingest.records import (
 from toolsift.ingest.screen import screen_catalog, screened, with_risk
 from toolsift.ingest.screen_model import MeaningScreen, meaning_screen
 from toolsift.ingest.standardise_catalog import standardised_records
+from toolsift.ingest.vectorcache import CACHE_FILE, CachedEncoder, VectorCache
 from toolsift.ingest.version import document_builder_version
 from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
 from toolsift.mappings.index import IndexManager
@@ -68,9 +73,6 @@ ProgressCallback = Callable[[str, int, int], None]
 #: Gives a raw tool its standardised document (MFTR ``augmented``), or None for the rule-based one.
 Standardiser = Callable[[RawTool], Mapping[str, Any] | None]
 
-_EMBED_BATCH = 64
-
-
 @dataclass
 class IngestReport:
     """What an ingest did. ``ok`` is False when any record was rejected or any write failed.
@@ -84,6 +86,12 @@ class IngestReport:
     rejected before (not queued again); search keeps serving the pinned version of both.
     ``approved`` counts the definitions this ingest pinned. ``index`` is empty when no record was
     accepted: then no index or alias is created, and an existing one is left as it was.
+
+    ``texts_embedded`` counts the written documents' texts that got a vector (distinct per chunk);
+    ``texts_encoded`` the texts the model encoded in this ingest (the meaning screen's sentences
+    included), ``texts_cached`` those whose vectors the vector cache held
+    (:mod:`toolsift.ingest.vectorcache`); ``embed_seconds`` is the time spent embedding and building the
+    documents, which overlaps the bulk writes.
     """
 
     catalog: str
@@ -107,6 +115,8 @@ class IngestReport:
     seconds: float = 0.0
     embed_seconds: float = 0.0
     texts_embedded: int = 0
+    texts_encoded: int = 0
+    texts_cached: int = 0
 
     @property
     def ok(self) -> bool:
@@ -134,6 +144,8 @@ class IngestReport:
             "seconds": round(self.seconds, 3),
             "embed_seconds": round(self.embed_seconds, 3),
             "texts_embedded": self.texts_embedded,
+            "texts_encoded": self.texts_encoded,
+            "texts_cached": self.texts_cached,
             "ok": self.ok,
         }
 
@@ -215,8 +227,10 @@ class _Validation:
     prerequisites: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Tool id → the screen's reasons, for the tools it flagged (:mod:`toolsift.ingest.screen`).
     risks: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    #: Every accepted document as it would be written (tools finished), for the approvals.
+    #: Every accepted document as it would be written (tools finished): the approvals' and the write pass's.
     documents: list[ToolDoc | AgentDoc] = field(default_factory=list)
+    #: The accepted documents' ids in catalog order (the order the write pass writes them in).
+    order: list[str] = field(default_factory=list)
     #: Documents whose new version waits for approval (:mod:`toolsift.ingest.approvals`).
     held: dict[str, Held] = field(default_factory=dict)
 
@@ -287,6 +301,7 @@ def _validate(
                 )
         result.accepted_positions.add(position)
         result.sources.add(item.source)
+    result.order = list(first_seen)
     result.prerequisites = link_prerequisites(tools)
     result.risks = screen_catalog([screened(tool) for tool in tools], meaning)
     for tool in tools:
@@ -432,152 +447,238 @@ def ingest_catalog(
                 report.seconds = time.perf_counter() - started
                 return report
 
-    validation = _validate(path, fmt, settings.max_field_chars, progress, standardiser, scope, meaning_screen(embedder),
-                           max_depth=settings.max_nesting_depth)
-    _reported(report, validation)
-    if strict and validation.rejected:
-        raise CatalogRejectedError(str(path), validation.rejected)
-    if not validation.documents:  # every record rejected (or none at all): no empty index, no alias
+    # Texts embedded before (any ingest, any index, this model) are read from the vector cache.
+    cache = _vector_cache(settings)
+    encoder = CachedEncoder(embedder, cache)
+    try:
+        validation = _validate(path, fmt, settings.max_field_chars, progress, standardiser, scope, meaning_screen(encoder),
+                               max_depth=settings.max_nesting_depth)
+        _reported(report, validation)
+        if strict and validation.rejected:
+            raise CatalogRejectedError(str(path), validation.rejected)
+        if not validation.documents:  # every record rejected (or none at all): no empty index, no alias
+            report.seconds = time.perf_counter() - started
+            return report
+        store = ApprovalStore(client, settings.index)
+        plan = (store.plan(validation.documents, policy=policy_for(path, settings), approve=approve, by=approved_by)
+                if approvals else Plan([], {}))
+        validation.held = plan.withheld
+        report.held = list(plan.held.values())
+        report.refused = list(plan.refused.values())
+
+        if rebuild:
+            target = manager.create_version(embedder.name, embedder.dimension)
+        else:
+            target = manager.ensure(embedder.name, embedder.dimension).index
+        report.index = target
+
+        # A new version, or an index still empty, is bulk loaded (no refresh until the end): one segment,
+        # so a rebuilt index answers k-NN queries exactly as the one it replaces.
+        # What an interrupted write pass left (refreshes off, not yet visible) counts as already written.
+        client.indices.refresh(index=target)
+        bulk_load = rebuild or int(client.count(index=target)["count"]) == 0
+        # Marked unfinished until the write pass returns: an ingest killed half-way leaves a partial index
+        # that `toolsift index status` names as such, and a rerun does not take it for current.
+        manager.mark_unfinished(target, str(path), True)
+        try:
+            with bulk_loading(client, target) if bulk_load else nullcontext():
+                existing = _write(client, settings, encoder, validation, target, report, progress, prune)
+        except Exception:
+            if rebuild:  # a half-filled new version is never swapped in
+                client.indices.delete(index=target, ignore_unavailable=True)
+            raise
+        manager.mark_unfinished(target, str(path), False)
+        report.created -= sum(1 for f in report.failed if f["id"] not in existing)
+        report.updated -= sum(1 for f in report.failed if f["id"] in existing)
+        failed_ids = {f["id"] for f in report.failed}
+        store.write([r for r in plan.records if r.doc_id not in failed_ids])
+        report.approved = plan.approved
+
+        if report.failed and rebuild:
+            client.indices.delete(index=target, ignore_unavailable=True)
+            raise IndexingError(
+                f"{len(report.failed)} document(s) failed to index; the new version was discarded",
+                report.failed,
+            )
+        if not report.rejected and not report.failed:
+            info = manager.info(target)
+            # One entry per catalog path: a changed file replaces its old fingerprint.
+            catalogs = {k: v for k, v in info.catalogs.items() if v.get("path") != str(path)}
+            catalogs[fingerprint] = {
+                "path": str(path),
+                "format": fmt,
+                "document_builder": document_builder_version(),
+                "agents": report.agents,
+                "tools": report.tools,
+                "tenants": list(scope),
+                "ingested_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+            manager.update_meta(target, catalogs=catalogs)
+        if rebuild:
+            manager.swap(target, delete_old=True)
         report.seconds = time.perf_counter() - started
         return report
-    store = ApprovalStore(client, settings.index)
-    plan = (store.plan(validation.documents, policy=policy_for(path, settings), approve=approve, by=approved_by)
-            if approvals else Plan([], {}))
-    validation.held = plan.withheld
-    report.held = list(plan.held.values())
-    report.refused = list(plan.refused.values())
+    finally:
+        report.texts_encoded, report.texts_cached = encoder.encoded, encoder.cached
+        if cache is not None:
+            cache.trim()
+            cache.close()
 
-    if rebuild:
-        target = manager.create_version(embedder.name, embedder.dimension)
-    else:
-        target = manager.ensure(embedder.name, embedder.dimension).index
-    report.index = target
 
-    # A new version, or an index still empty, is bulk loaded (no refresh until the end): one segment,
-    # so a rebuilt index answers k-NN queries exactly as the one it replaces.
-    # What an interrupted write pass left (refreshes off, not yet visible) counts as already written.
-    client.indices.refresh(index=target)
-    bulk_load = rebuild or int(client.count(index=target)["count"]) == 0
-    # Marked unfinished until the write pass returns: an ingest killed half-way leaves a partial index
-    # that `toolsift index status` names as such, and a rerun does not take it for current.
-    manager.mark_unfinished(target, str(path), True)
-    try:
-        with bulk_loading(client, target) if bulk_load else nullcontext():
-            existing = _write(client, path, fmt, settings, embedder, validation, target, report, progress,
-                              standardiser, prune)
-    except Exception:
-        if rebuild:  # a half-filled new version is never swapped in
-            client.indices.delete(index=target, ignore_unavailable=True)
-        raise
-    manager.mark_unfinished(target, str(path), False)
-    report.created -= sum(1 for f in report.failed if f["id"] not in existing)
-    report.updated -= sum(1 for f in report.failed if f["id"] in existing)
-    failed_ids = {f["id"] for f in report.failed}
-    store.write([r for r in plan.records if r.doc_id not in failed_ids])
-    report.approved = plan.approved
-
-    if report.failed and rebuild:
-        client.indices.delete(index=target, ignore_unavailable=True)
-        raise IndexingError(
-            f"{len(report.failed)} document(s) failed to index; the new version was discarded",
-            report.failed,
-        )
-    if not report.rejected and not report.failed:
-        info = manager.info(target)
-        # One entry per catalog path: a changed file replaces its old fingerprint.
-        catalogs = {k: v for k, v in info.catalogs.items() if v.get("path") != str(path)}
-        catalogs[fingerprint] = {
-            "path": str(path),
-            "format": fmt,
-            "document_builder": document_builder_version(),
-            "agents": report.agents,
-            "tools": report.tools,
-            "tenants": list(scope),
-            "ingested_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
-        manager.update_meta(target, catalogs=catalogs)
-    if rebuild:
-        manager.swap(target, delete_old=True)
-    report.seconds = time.perf_counter() - started
-    return report
+def _vector_cache(settings: Settings) -> VectorCache | None:
+    """The vector cache of ``settings`` (None when switched off)."""
+    if not settings.vector_cache:
+        return None
+    return VectorCache(settings.vector_cache_path / CACHE_FILE, max_bytes=settings.vector_cache_max_mb << 20)
 
 
 def _write(
     client: OpenSearch,
-    path: Path,
-    fmt: str,
     settings: Settings,
-    embedder: Embedder,
+    encoder: CachedEncoder,
     validation: _Validation,
     target: str,
     report: IngestReport,
     progress: ProgressCallback | None,
-    standardiser: Standardiser | None,
     prune: bool,
 ) -> dict[str, str]:
-    """The write pass: bulk index what changed, prune, refresh; returns the hashes the index held."""
+    """The write pass: bulk index what changed, prune, refresh; returns the hashes the index held.
+
+    A worker thread embeds the next chunk of the validated documents while this thread's bulk
+    requests write the previous one (the model releases the GIL in its forward passes). Whatever the
+    worker raises is raised here, after the writes of the chunks before it; when the writes fail, the
+    worker is stopped before this returns.
+    """
     existing = _existing_hashes(client, target, list(validation.hashes))
-    actions = _actions(path, fmt, settings, embedder, validation, existing, target, report, progress, standardiser)
-    for ok, item in streaming_bulk(
-        client,
-        actions,
-        chunk_size=200,
-        max_retries=5,
-        initial_backoff=1,
-        max_backoff=30,
-        raise_on_error=False,
-        raise_on_exception=True,
-    ):
-        if not ok:
-            op, detail = next(iter(item.items()))
-            report.failed.append(
-                {"id": detail.get("_id"), "op": op, "status": detail.get("status"), "error": detail.get("error")}
-            )
+    chunks = _chunks(settings.ingest_chunk_texts, encoder, validation, existing, target, report)
+    with closing(_ahead(chunks, on_stop=encoder.stop)) as ready:
+        for ok, item in streaming_bulk(
+            client,
+            _actions(ready, len(validation.hashes), progress),
+            chunk_size=200,
+            max_retries=5,
+            initial_backoff=1,
+            max_backoff=30,
+            raise_on_error=False,
+            raise_on_exception=True,
+        ):
+            if not ok:
+                op, detail = next(iter(item.items()))
+                report.failed.append(
+                    {"id": detail.get("_id"), "op": op, "status": detail.get("status"), "error": detail.get("error")}
+                )
     if prune:
         report.deleted = _prune(client, target, validation)
     client.indices.refresh(index=target)
     return existing
 
 
-def _actions(
-    path: Path,
-    fmt: str,
-    settings: Settings,
-    embedder: Embedder,
+@dataclass
+class _Chunk:
+    """Bulk actions of embedded documents, and how many accepted documents the chunk went past."""
+
+    actions: list[dict[str, Any]]
+    seen: int
+
+
+def _actions(chunks: Iterator[_Chunk], total: int, progress: ProgressCallback | None) -> Iterator[dict[str, Any]]:
+    done = 0
+    for chunk in chunks:
+        yield from chunk.actions
+        done += chunk.seen
+        if progress:
+            progress("index", done, total)
+
+
+_T = TypeVar("_T")
+_END = object()
+
+
+def _ahead(items: Iterator[_T], *, on_stop: Callable[[], None]) -> Generator[_T, None, None]:
+    """``items``, produced by a worker thread one item ahead of the consumer.
+
+    An exception of the worker (``KeyboardInterrupt`` too) is raised to the consumer when it reaches
+    that point. Closing this generator before the end (the consumer failed) calls ``on_stop`` (the
+    encoder stops after its current batch) and waits for the worker, so nothing embeds on behind an
+    ingest that returned.
+    """
+    handoff: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def hand(ok: bool, value: object) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put((ok, value), timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for item in items:
+                if not hand(True, item):
+                    return
+            hand(True, _END)
+        except BaseException as exc:  # handed over, raised in the consumer's thread
+            hand(False, exc)
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    worker = threading.Thread(target=work, name="toolsift-ingest-embed", daemon=True)
+    worker.start()
+    try:
+        while True:
+            ok, value = handoff.get()
+            if not ok:
+                raise value
+            if value is _END:
+                return
+            yield value
+    finally:
+        stop.set()
+        if worker.is_alive():
+            on_stop()
+        worker.join()
+
+
+def _chunks(
+    chunk_texts: int,
+    encoder: CachedEncoder,
     validation: _Validation,
     existing: dict[str, str],
     index: str,
     report: IngestReport,
-    progress: ProgressCallback | None,
-    standardiser: Standardiser | None = None,
-) -> Iterator[dict[str, Any]]:
-    total = len(validation.hashes)
-    done = 0
-    batch: list[Doc] = []
+) -> Iterator[_Chunk]:
+    """The write pass's documents (in the worker), in catalog order, embedded a chunk at a time.
 
-    def flush() -> Iterator[dict[str, Any]]:
+    The documents are those the validation pass accepted and finished (the catalog is not read
+    again). A chunk closes once its documents hold ``chunk_texts`` distinct texts: the encoder sorts
+    those by length, so each forward pass pads little, and the cache spares the texts it holds.
+    """
+    batch: list[Doc] = []
+    texts: set[str] = set()
+    seen = 0
+
+    def embedded() -> _Chunk:
         t0 = time.perf_counter()
-        bodies = to_index_documents(embedder, batch)
+        sources = index_sources(encoder, batch)
         report.embed_seconds += time.perf_counter() - t0
-        report.texts_embedded += len({t for d in batch for t in document_texts(d)})
-        for doc, body in zip(batch, bodies):
-            doc_id = _doc_id(doc)
-            action: dict[str, Any] = {"_op_type": "index", "_index": index, "_id": doc_id, "_source": body}
+        report.texts_embedded += len(texts)
+        actions = []
+        for doc, source in zip(batch, sources, strict=True):
+            action: dict[str, Any] = {"_op_type": "index", "_index": index, "_id": _doc_id(doc), "_source": source}
             if isinstance(doc, ToolDoc) and doc.agent_id:
                 action["_routing"] = tool_routing(doc)
-            yield action
-        batch.clear()
+            actions.append(action)
+        return _Chunk(actions, seen)
 
-    for position, item in normalised_records(_load(path, fmt, standardiser, settings.max_nesting_depth),
-                                             settings.max_field_chars, validation.tenants, settings.max_nesting_depth):
-        if isinstance(item, CatalogRecordError) or position not in validation.accepted_positions:
-            continue
-        if isinstance(item, ToolDoc):
-            item = validation.finished(item)
-        doc_id = _doc_id(item)
-        done += 1
-        if progress:
-            progress("index", done, total)
+    accepted = {_doc_id(doc): doc for doc in validation.documents}
+    for doc_id in validation.order:
+        item = accepted[doc_id]
+        seen += 1
         expected = validation.hashes[doc_id]
         held = validation.held.get(doc_id)
         if held is not None:  # the change waits for approval: the pinned version is served, or nothing
@@ -592,10 +693,12 @@ def _actions(
         else:
             report.created += 1
         batch.append(item)
-        if len(batch) >= _EMBED_BATCH:
-            yield from flush()
-    if batch:
-        yield from flush()
+        texts.update(document_texts(item))
+        if len(texts) >= chunk_texts:
+            yield embedded()
+            batch, texts, seen = [], set(), 0
+    if batch or seen:
+        yield embedded()
 
 
 def _prune(client: OpenSearch, index: str, validation: _Validation) -> int:

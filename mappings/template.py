@@ -241,7 +241,9 @@ def side_index_body(
     """Settings and a strict mapping for a one-shard side index whose documents are ``record`` s.
 
     The settings follow from the record's kinds: k-NN is enabled when it has a ``vector`` field, and
-    toolsift's analysis (and the baseline similarity) is defined when a field uses it.
+    toolsift's analysis (and the baseline similarity) is defined when a field uses it. The shard has a
+    replica wherever a second node can hold it (``auto_expand_replicas`` 0-1): green on one node, and on
+    a cluster a node lost takes no side index down with it (approvals, versions, the query log).
 
     Args:
         record: the index's document record.
@@ -250,7 +252,7 @@ def side_index_body(
     """
     kinds = {f.metadata["kind"] for f in fields(record)}
     index: dict[str, Any] = {"knn": True} if "vector" in kinds else {}
-    settings: dict[str, Any] = {"index": {**index, "number_of_shards": 1, "number_of_replicas": 0}}
+    settings: dict[str, Any] = {"index": {**index, "number_of_shards": 1, "auto_expand_replicas": "0-1"}}
     if kinds & _ANALYSED_KINDS:
         settings["analysis"] = _ANALYSIS
     if "baseline_text" in kinds:

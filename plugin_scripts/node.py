@@ -47,9 +47,11 @@ from pathlib import Path
 from typing import Any
 
 from toolsift.config import Settings
-from toolsift.errors import NodeError
+from toolsift.errors import ConfigError, NodeError
 
 __all__ = [
+    "scratch_cluster",
+    "free_port_run",
     "ClusterMember",
     "ClusterStatus",
     "LocalCluster",
@@ -1319,3 +1321,42 @@ def _tail(path: Path, lines: int) -> str:
             handle.seek(position)
             data = handle.read(step) + data
     return _last_lines(data.decode("utf-8", errors="replace"), lines)
+
+
+def free_port_run(ports: range, count: int) -> int | None:
+    """The first port of ``count`` consecutive free loopback ports inside ``ports``, or None."""
+    return next((first for first in range(ports.start, ports.stop - count + 1)
+                 if not any(port_in_use(p) for p in range(first, first + count))), None)
+
+
+@contextlib.contextmanager
+def scratch_cluster(settings: Settings, *, name: str, nodes: int, http_ports: range, transport_ports: range,
+                    folder: Path, start: bool = True, progress: Callable[[str], None] | None = None,
+                    **overrides: Any) -> Iterator[LocalCluster]:
+    """A throwaway :class:`LocalCluster` of a benchmark's own: ``nodes`` members on the first free runs
+    of ``http_ports`` and ``transport_ports``, cluster name ``name``, its data under ``folder``, no
+    ml-commons, started when ``start``; stopped and ``folder`` deleted when the block ends. ``overrides``
+    are further settings (e.g. ``cluster_heap``).
+
+    Raises:
+        ConfigError: no free ports in a row in those ranges.
+        NodeError: the artifacts cannot be installed, or the cluster did not start.
+    """
+    http, transport = free_port_run(http_ports, nodes), free_port_run(transport_ports, nodes)
+    if http is None or transport is None:
+        raise ConfigError(f"{name} needs {nodes} free ports in a row in {http_ports.start}-{http_ports.stop - 1} "
+                          f"(HTTP) and {transport_ports.start}-{transport_ports.stop - 1} (transport) for its cluster")
+    cluster = LocalCluster(settings.with_overrides(
+        opensearch_url=None, node_count=nodes, cluster_http_port=http, cluster_transport_port=transport,
+        node_cluster_name=name, node_ml_commons=False, data_dir=folder,
+        node_start_timeout=max(settings.node_start_timeout, 300.0), **overrides), progress=progress)
+    try:
+        cluster.install()
+        if start:
+            cluster.start(wait=True)
+        yield cluster
+    finally:
+        try:
+            cluster.stop(timeout=30)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)

@@ -156,10 +156,12 @@ def opensearch_url(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(scope="session")
-def base_settings(opensearch_url: str):  # type: ignore[no-untyped-def]
+def base_settings(opensearch_url: str, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The session's settings; the vector cache is the session's own (shared by its ingests, never the user's)."""
     from toolsift.config import Settings
 
-    return Settings(opensearch_url=opensearch_url, index=f"{TEST_PREFIX}default")
+    return Settings(opensearch_url=opensearch_url, index=f"{TEST_PREFIX}default",
+                    vector_cache_dir=tmp_path_factory.mktemp("vector-cache"))
 
 
 @pytest.fixture(scope="session")

@@ -23,7 +23,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-__all__ = ["Settings", "McpSource", "get_settings", "FIELDS", "Retriever", "MultiNeed", "DEFAULT_FIELD_WEIGHTS"]
+__all__ = ["Settings", "McpSource", "get_settings", "FIELDS", "Retriever", "MultiNeed", "DEFAULT_FIELD_WEIGHTS",
+           "default_cache_dir"]
 
 Retriever = Literal["bm25", "minilm", "hybrid"]
 #: How a tool search treats a request with several needs (:mod:`toolsift.search.planner`).
@@ -80,7 +81,8 @@ class McpSource(BaseModel):
         return self
 
 
-def _default_cache_dir() -> Path:
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/toolsift`` (``~/.cache/toolsift``): the ``cache_dir`` setting's default."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "toolsift"
 
@@ -121,7 +123,7 @@ class Settings(BaseSettings):
     node_heap: str = Field("1g", pattern=r"^\d+[mg]$", description="JVM heap (-Xms/-Xmx).")
     node_cluster_name: str = Field("toolsift-local", description="Cluster name of the managed node.")
     node_start_timeout: float = Field(120.0, gt=0, description="Seconds to wait for the node to be up.")
-    cache_dir: Path = Field(default_factory=_default_cache_dir, description="Downloaded artifacts.")
+    cache_dir: Path = Field(default_factory=default_cache_dir, description="Downloaded artifacts.")
     data_dir: Path = Field(default_factory=_default_data_dir, description="Node data, pid file, logs.")
     java_home: Path | None = Field(None, description="JDK (17+) to run the node; default: java on PATH.")
     node_ml_commons: bool = Field(
@@ -166,6 +168,28 @@ class Settings(BaseSettings):
     )
     embedding_device: str = Field("auto", description="'auto' (CUDA when present), 'cpu' or 'cuda'.")
     embedding_batch_size: int = Field(64, ge=1)
+    embedding_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
+        "auto", description="What runs the model: 'torch' (sentence-transformers), 'onnx' (the model exported "
+        "here to ONNX, run by ONNX Runtime on the CPU: the same embeddings), 'onnx-int8' (int8 weights: faster, "
+        "embeddings move slightly; an index records it), or 'auto' (torch on CUDA, else onnx).",
+    )
+
+    # --- ingest: the vector cache and the write pass (toolsift.ingest.vectorcache) ------------------
+    vector_cache: bool = Field(
+        True, description="Remember document embeddings by model and text (SHA-256): a text already embedded "
+        "is never encoded again (a re-ingest, a rebuild, a new index version).",
+    )
+    vector_cache_dir: Path | None = Field(
+        None, description="Folder of the vector cache (one SQLite file). Unset: <cache_dir>/vectors."
+    )
+    vector_cache_max_mb: int = Field(
+        2048, ge=1, description="Size bound of the vector cache; beyond it an ingest drops the least recently "
+        "used vectors when it ends (MiniLM: ~1.8 KB a vector, ~1.2 million in 2 GB).",
+    )
+    ingest_chunk_texts: int = Field(
+        2048, ge=1, description="Texts an ingest embeds together, sorted by length (little padding); the next "
+        "chunk is embedded while the previous one is written.",
+    )
 
     # --- search and ranking -----------------------------------------------------------------------
     retriever: Retriever = Field("hybrid", description="Per-field scoring: bm25, minilm or hybrid.")
@@ -394,6 +418,11 @@ class Settings(BaseSettings):
     @property
     def llm_cache_path(self) -> Path:
         return self.llm_cache_dir or self.cache_dir / "llm"
+
+    @property
+    def vector_cache_path(self) -> Path:
+        """The vector cache's folder (``vector_cache_dir``, else ``<cache_dir>/vectors``)."""
+        return self.vector_cache_dir or self.cache_dir / "vectors"
 
     @property
     def node_url(self) -> str:

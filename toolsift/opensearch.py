@@ -7,13 +7,15 @@ installed, saying plainly which is missing.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from opensearchpy import OpenSearch
+from opensearchpy import OpenSearch, Transport
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import TransportError
 
@@ -21,7 +23,8 @@ from toolsift.config import Settings
 from toolsift.errors import ClusterError
 
 __all__ = ["connect", "make_client", "check_plugins", "ensure_index", "bulk_loading", "REQUIRED_PLUGINS",
-           "PluginReport", "cap_terms", "cosine_from_lucene", "TERM_BUDGET"]
+           "PluginReport", "cap_terms", "cosine_from_lucene", "TERM_BUDGET", "WholeAnswerTransport",
+           "LOST_COPY_FAILURES"]
 
 #: Plugin → the names it is listed under by ``_cat/plugins``: the official distribution lists the
 #: plugin's name, the embedded runner (plugins loaded from the classpath) its class name.
@@ -37,9 +40,68 @@ class PluginReport:
     missing: tuple[str, ...]
 
 
+#: Shard failures that mean a copy's node went away mid-request (killed, stopped, restarting): the same
+#: search sent again is answered by another copy.
+LOST_COPY_FAILURES = ("node_disconnected_exception", "node_not_connected_exception", "node_closed_exception",
+                      "no_node_available_exception", "connect_transport_exception",
+                      "send_request_transport_exception", "no_shard_available_action_exception")
+
+
+def _lost_copy(error: Any) -> bool:
+    """Whether an error body or a list of shard failures names a lost shard copy."""
+    text = json.dumps(error, default=str) if isinstance(error, (dict, list)) else ""
+    return any(kind in text for kind in LOST_COPY_FAILURES)
+
+
+def _partial(answer: Any) -> bool:
+    """Whether a ``_search`` answer (or any answer of an ``_msearch``) lacks shards because a copy was lost."""
+    if not isinstance(answer, dict):
+        return False
+    shards = answer.get("_shards")
+    if isinstance(shards, dict) and shards.get("failed") and _lost_copy(shards.get("failures")):
+        return True
+    responses = answer.get("responses")
+    return isinstance(responses, list) and any(
+        _partial(r) or (isinstance(r, dict) and _lost_copy(r.get("error"))) for r in responses)
+
+
+class WholeAnswerTransport(Transport):
+    """opensearch-py's transport, which also asks again when a search lost a shard copy mid-request.
+
+    A search whose shard copy is lost between the query and the fetch phase (its node killed or stopped;
+    the fetch is not retried on another copy) is answered with 200 and the other shards' hits only — a
+    silently shorter ranking — or, when no hit is left, with a 500 ``search_phase_execution_exception``
+    (``_msearch``: per search). Such a ``_search`` / ``_msearch`` is sent again, up to ``max_retries``
+    times (by then the lost copy is out of the routing table and another copy answers); the last
+    answer or error is passed on as it is. Only failures of :data:`LOST_COPY_FAILURES` are retried
+    (a query a shard refuses is refused again), and scrolls are not (each would open a new context).
+    """
+
+    def perform_request(self, method: str, url: str, params: Mapping[str, Any] | None = None, body: Any = None,
+                        timeout: int | float | None = None, ignore: Collection[int] = (),
+                        headers: Mapping[str, str] | None = None) -> Any:
+        repeatable = url.rstrip("/").rsplit("/", 1)[-1] in ("_search", "_msearch") and "scroll" not in (params or {})
+        attempt = 0
+        while True:
+            last = not repeatable or attempt == self.max_retries
+            try:
+                answer = super().perform_request(method, url, params=params, body=body, timeout=timeout,
+                                                 ignore=ignore, headers=headers)
+            except TransportError as exc:
+                if last or isinstance(exc, OSConnectionError) or not _lost_copy(exc.info):
+                    raise
+            else:
+                if last or not _partial(answer):
+                    return answer
+            attempt += 1
+            time.sleep(0.1 * attempt)
+
+
 def make_client(settings: Settings) -> OpenSearch:
     """An opensearch-py client for ``settings.effective_url`` (every URL of a comma-separated list, for
-    failover); does not contact the cluster."""
+    failover: a request that cannot reach one node, or that it answers 502-504, is sent to the next; a
+    search that lost a shard copy mid-request is sent again, :class:`WholeAnswerTransport`); does not
+    contact the cluster."""
     headers: dict[str, str] = {}
     http_auth: tuple[str, str] | None = None
     if settings.opensearch_api_key is not None:
@@ -59,6 +121,7 @@ def make_client(settings: Settings) -> OpenSearch:
         timeout=settings.opensearch_timeout,
         max_retries=2,
         retry_on_timeout=True,
+        transport_class=WholeAnswerTransport,
         http_compress=False,
     )
 

@@ -47,7 +47,7 @@ def counting_embedder(events: list[Event]) -> Embedder:
     """The real Embedder (cache, locks, clear_query_cache) without loading a model."""
     embedder = Embedder.__new__(Embedder)
     embedder.name, embedder.device, embedder.batch_size, embedder.dimension = "fake", "cpu", 64, 4
-    embedder._model = CountingModel(events)  # type: ignore[assignment]
+    embedder._model, embedder._onnx = CountingModel(events), None  # type: ignore[assignment]
     embedder._lock, embedder._cache_lock = threading.Lock(), threading.Lock()
     embedder._query_cache = OrderedDict()
     embedder._pending_lock, embedder._pending = threading.Lock(), []

@@ -144,10 +144,10 @@ def test_the_document_holds_only_mapped_fields_and_the_metrics_the_run_measured(
         "ab" * 16, "2026-11-22T10:30:00+00:00", "cli", "1234abc")
 
 
-def test_the_mapping_is_strict_one_shard_no_replica_with_the_metric_dict_stored_not_indexed() -> None:
+def test_the_mapping_is_strict_one_shard_a_replica_where_a_node_can_hold_it_with_the_metric_dict_stored_not_indexed() -> None:
     body = eval_runs_index_body()
 
-    assert body["settings"]["index"] == {"number_of_shards": 1, "number_of_replicas": 0}
+    assert body["settings"]["index"] == {"number_of_shards": 1, "auto_expand_replicas": "0-1"}
     assert body["mappings"]["dynamic"] == "strict"
     assert body["mappings"]["_meta"]["toolsift"] == {"schema": "evalruns", "schema_version": EVAL_RUNS_SCHEMA_VERSION}
     properties = body["mappings"]["properties"]

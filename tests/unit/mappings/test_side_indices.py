@@ -37,7 +37,7 @@ KEYWORD = {"type": "keyword"}
 FLOAT = {"type": "float"}
 RAW_TEXT = {"type": "text", "fields": {"raw": {"type": "keyword", "ignore_above": 1024}}}
 STORED = {"type": "object", "enabled": False}
-SETTINGS = {"index": {"number_of_shards": 1, "number_of_replicas": 0}}
+SETTINGS = {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}}
 
 #: Each side index: (its record, its body, field → the mapping's type).
 FIELD_TYPES: dict[str, tuple[type, dict[str, Any], dict[str, str]]] = {
@@ -164,7 +164,7 @@ def test_the_history_body_is_the_one_written_by_hand_before() -> None:
     }
     expected = {
         "settings": {
-            "index": {"knn": True, "number_of_shards": 1, "number_of_replicas": 0},
+            "index": {"knn": True, "number_of_shards": 1, "auto_expand_replicas": "0-1"},
             "analysis": build_settings()["analysis"],
         },
         "mappings": {

@@ -1,0 +1,321 @@
+"""`toolsift bench scale`'s pure parts: the layout rule, growth and projections, the tables and the plot from a
+recorded result, resuming, and the compound-file reader behind the bytes by kind."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolsift.errors import ConfigError, ToolsiftError
+from toolsift.evaluation.scale_bench import (
+    FIGURES,
+    RESULTS_FILE,
+    compound_entries,
+    files_by_kind,
+    growth,
+    growth_rows,
+    markdown_tables,
+    projections,
+    run_scale_bench,
+    scale_layout,
+    summary_rows,
+    write_outputs,
+)
+
+
+pytestmark = pytest.mark.usefixtures("clean_env")
+
+
+def _record(tools: int, *, p50: float, ndcg: float, disk_per_tool: float) -> dict[str, Any]:
+    """A size's record as the bench writes it (only the figures the pure parts read)."""
+    return {
+        "tools": tools,
+        "layout": {"shards": 1 if tools < 25_000 else 3, "replicas": 1, "rule": "the rule", "index": f"x-scale-{tools}"},
+        "embedding": {"seconds": tools / 100, "cumulative_seconds": tools / 100, "texts_per_s": 100.0},
+        "ingest": {"seconds": tools / 50, "tools_per_s": 50.0},
+        "disk": {"primaries_bytes_per_tool": disk_per_tool, "total_bytes_per_tool": 2 * disk_per_tool,
+                 "kinds_per_tool": {"stored_fields": 20_000.0, "doc_values": 9_000.0, "vectors": 9_500.0}},
+        "memory": {"index_heap_bytes_per_tool": 1.5, "jvm_heap_after_search_bytes": 900e6, "knn_native_bytes": 0},
+        "latency": {"api": {"p50": p50, "p95": 2 * p50, "p99": 3 * p50},
+                    "floor": {"p50": 20.0, "p95": 40.0, "p99": 60.0}, "api_over_floor_p50": p50 / 20},
+        "quality": {"ndcg@10": ndcg, "recall@5": ndcg + 0.1},
+        "wall_seconds": tools / 10,
+    }
+
+
+@pytest.fixture()
+def recorded() -> dict[str, Any]:
+    """Three sizes: API p50 doubling per tenfold (exponent log10 2), NDCG@10 falling 0.02 per tenfold."""
+    return {
+        "config": {"needles": "toolink", "seed": 0, "clients": 2, "seconds": 30.0, "cluster": "local", "nodes": 3,
+                   "embedding_backend": "onnx"},
+        "environment": {"cpu_count": 2, "cluster_nodes": 3, "device": "cpu"},
+        "sizes": {
+            "1000": _record(1_000, p50=40.0, ndcg=0.60, disk_per_tool=40_000.0),
+            "10000": _record(10_000, p50=80.0, ndcg=0.58, disk_per_tool=40_000.0),
+            "100000": _record(100_000, p50=160.0, ndcg=0.56, disk_per_tool=40_000.0),
+        },
+    }
+
+
+# --- the layout rule ----------------------------------------------------------------------------------
+
+
+def test_the_layout_rule_gives_one_primary_per_25k_tools_at_most_one_per_node_and_a_replica_where_a_node_can_hold_it() -> None:
+    assert (scale_layout(1_000, 3).shards, scale_layout(1_000, 3).replicas) == (1, 1)
+    assert scale_layout(25_000, 3).shards == 1
+    assert scale_layout(25_001, 3).shards == 2
+    assert scale_layout(1_000_000, 3).shards == 3
+    assert (scale_layout(100_000, 1).shards, scale_layout(100_000, 1).replicas) == (1, 0)
+
+
+def test_shards_and_replicas_given_override_the_rule_and_say_so() -> None:
+    layout = scale_layout(1_000, 3, shards=6, replicas=0)
+
+    assert (layout.shards, layout.replicas) == (6, 0)
+    assert layout.rule.startswith("given: --shards 6, --replicas 0")
+
+
+def test_a_layout_for_no_tools_or_no_nodes_is_refused() -> None:
+    with pytest.raises(ConfigError):
+        scale_layout(0, 3)
+    with pytest.raises(ConfigError):
+        scale_layout(1_000, 3, shards=0)
+
+
+# --- growth and projections ---------------------------------------------------------------------------
+
+
+def test_growth_gives_each_figure_its_ratio_to_the_smallest_size_and_the_power_law_exponent(
+        recorded: dict[str, Any]) -> None:
+    table = growth(recorded)
+
+    p50 = table["api_p50_ms"]
+    assert p50["ratio_to_smallest"] == {"1000": 1.0, "10000": 2.0, "100000": 4.0}
+    assert p50["exponent"] == pytest.approx(math.log10(2), abs=1e-3)
+    assert table["disk_per_tool"]["exponent"] == 0.0  # flat per tool
+    assert table["embedding_s"]["exponent"] == pytest.approx(1.0)  # linear in N
+    assert table["knn_native_mb"]["exponent"] is None  # 0 has no power law
+
+
+def test_projections_follow_the_power_law_and_quality_a_line_in_log_size_cut_to_0_1(recorded: dict[str, Any]) -> None:
+    projected = projections(recorded, [100_000, 1_000_000, 10**12])
+
+    assert projected["sizes"] == [1_000_000, 10**12]  # 100k was measured
+    assert projected["figures"]["api_p50_ms"]["1000000"] == pytest.approx(320.0)
+    assert projected["figures"]["api_p50_ms"]["method"] == "power_law"
+    assert projected["figures"]["ndcg@10"]["1000000"] == pytest.approx(0.54)
+    assert projected["figures"]["ndcg@10"]["method"] == "log_line"
+    assert projected["figures"]["ndcg@10"][str(10**12)] == pytest.approx(0.42)
+    assert "knn_native_mb" not in projected["figures"]
+    assert "embedding_s" not in projected["figures"]  # the texts new at a size depend on the size before
+    assert set(projected["methods"]) == {"power_law", "log_line"}
+
+
+def test_one_size_has_a_ratio_but_no_exponent_and_no_projection(recorded: dict[str, Any]) -> None:
+    one = {**recorded, "sizes": {"1000": recorded["sizes"]["1000"]}}
+
+    assert growth(one)["api_p50_ms"]["exponent"] is None
+    assert projections(one, [10_000])["figures"] == {}
+
+
+# --- tables and plot ------------------------------------------------------------------------------------
+
+
+def test_the_summary_has_a_row_per_size_measured_then_per_size_projected(recorded: dict[str, Any]) -> None:
+    recorded["projections"] = projections(recorded, [1_000_000])
+
+    headers, rows = summary_rows(recorded)
+
+    assert [r[0] for r in rows] == ["1,000", "10,000", "100,000", "1,000,000 (projected)"]
+    assert rows[0][1] == "1p x 2" and rows[2][1] == "3p x 2"
+    api = headers.index("API ms p50/p95/p99")
+    assert rows[1][api] == "80 / 160 / 240" and rows[3][api] == "320 / 640 / 960"
+    assert rows[0][headers.index("disk KB/tool pri / all")] == "40.0 / 80.0"
+    assert rows[3][headers.index("NDCG@10")] == "0.540"
+
+
+def test_the_growth_table_shows_each_figure_from_the_smallest_to_the_largest_size(recorded: dict[str, Any]) -> None:
+    headers, rows = growth_rows(recorded)
+
+    assert headers[1:3] == ["at 1,000", "at 100,000"]
+    by_label = {r[0]: r for r in rows}
+    assert by_label["API p50 ms"][1:] == ["40", "160", "x4.00", "0.30"]
+    assert by_label["NDCG@10"][1:3] == ["0.600", "0.560"]
+    assert len(rows) == len(FIGURES)
+
+
+def test_the_markdown_holds_both_tables_and_the_projection_methods(recorded: dict[str, Any]) -> None:
+    recorded["projections"] = projections(recorded, [1_000_000])
+
+    text = markdown_tables(recorded)
+
+    assert "| tools | layout |" in text and "| figure | at 1,000 |" in text
+    assert "1,000,000 (projected)" in text and "power law" in text
+    assert "3 node(s) (local)" in text
+
+
+def test_writing_the_outputs_recomputes_growth_and_projections_and_writes_json_tables_and_plot(
+        recorded: dict[str, Any], tmp_path: Path) -> None:
+    paths = write_outputs(recorded, tmp_path, [1_000_000])
+
+    written = json.loads(paths["json"].read_text(encoding="utf-8"))
+    assert written["growth"]["api_p50_ms"]["ratio_to_smallest"]["100000"] == 4.0
+    assert written["projections"]["sizes"] == [1_000_000]
+    assert paths["table"].read_text(encoding="utf-8").startswith("`toolsift bench scale`")
+    assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and not list(tmp_path.glob(".*.partial"))
+
+
+# --- resuming -------------------------------------------------------------------------------------------
+
+
+def _write_recorded(folder: Path, recorded: dict[str, Any], **config: Any) -> None:
+    full = {"needles": "toolink", "seed": 0, "queries": None, "cluster": "local", "nodes": 3, "heap": "512m",
+            "shards": None, "replicas": None, "clients": 2, "seconds": 30.0, "retriever": "hybrid",
+            "embedding_model": "all-MiniLM-L6-v2", "embedding_backend": "onnx", **config}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / RESULTS_FILE).write_text(json.dumps({**recorded, "config": full}), encoding="utf-8")
+
+
+class _Model:
+    """What the bench reads of an embedder before it measures (nothing is encoded in these tests)."""
+
+    name = "all-MiniLM-L6-v2"
+    backend = "onnx"
+    device = "cpu"
+    dimension = 384
+
+
+def test_results_measured_with_other_settings_are_not_resumed_and_the_message_says_which(
+        recorded: dict[str, Any], tmp_path: Path) -> None:
+    from toolsift.config import Settings
+
+    _write_recorded(tmp_path, recorded, clients=8)
+
+    with pytest.raises(ConfigError, match=r"clients: 8 there, 2 now.*--redo"):
+        run_scale_bench(Settings(), _Model(), tmp_path, [100_000], clients=2)  # type: ignore[arg-type]
+
+
+def test_sizes_already_measured_are_skipped_without_touching_a_cluster(recorded: dict[str, Any], tmp_path: Path) -> None:
+    from toolsift.config import Settings
+
+    _write_recorded(tmp_path, recorded)
+
+    results = run_scale_bench(Settings(opensearch_url="http://127.0.0.1:9"), _Model(), tmp_path,  # type: ignore[arg-type]
+                              [1_000, 100_000], project=[1_000_000])
+
+    assert results["skipped"] == [1_000, 100_000]
+    assert results["sizes"]["10000"] == recorded["sizes"]["10000"]
+    assert results["runs"][-1]["measured"] == []
+    assert (tmp_path / "scale.png").is_file()
+
+
+def test_a_size_below_the_largest_measured_is_refused(recorded: dict[str, Any], tmp_path: Path) -> None:
+    from toolsift.config import Settings
+
+    _write_recorded(tmp_path, recorded)
+
+    with pytest.raises(ConfigError, match="below the largest size measured"):
+        run_scale_bench(Settings(), _Model(), tmp_path, [5_000])  # type: ignore[arg-type]
+
+
+def test_no_sizes_or_no_load_is_refused(tmp_path: Path) -> None:
+    from toolsift.config import Settings
+
+    with pytest.raises(ConfigError):
+        run_scale_bench(Settings(), _Model(), tmp_path, [])  # type: ignore[arg-type]
+    with pytest.raises(ConfigError):
+        run_scale_bench(Settings(), _Model(), tmp_path, [1_000], seconds=0.5)  # type: ignore[arg-type]
+
+
+# --- bytes by kind from the index files --------------------------------------------------------------------
+
+
+def _string(text: str) -> bytes:
+    raw = text.encode()
+    return bytes([len(raw)]) + raw
+
+
+def _entries_file(entries: list[tuple[str, int]]) -> bytes:
+    """A Lucene 9 compound entries file (``.cfe``) as Lucene90CompoundFormat writes it."""
+    body = struct.pack(">I", 0x3FD76C17) + _string("Lucene90CompoundEntries") + struct.pack(">I", 0)
+    body += bytes(16) + b"\x00" + bytes([len(entries)])
+    offset = 48
+    for name, size in entries:
+        body += _string(name) + struct.pack("<qq", offset, size)
+        offset += size
+    return body + bytes(16)  # the footer
+
+
+def test_a_compound_entries_file_lists_its_files_with_their_sizes(tmp_path: Path) -> None:
+    path = tmp_path / "_0.cfe"
+    path.write_bytes(_entries_file([(".fdt", 2900), ("_Lucene99HnswVectorsFormat_0.vec", 1536)]))
+
+    assert compound_entries(path) == [(".fdt", 2900), ("_Lucene99HnswVectorsFormat_0.vec", 1536)]
+
+
+def test_a_file_that_is_not_a_compound_entries_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "_0.cfe"
+    path.write_bytes(b"not lucene")
+
+    with pytest.raises(ToolsiftError, match="not a Lucene file"):
+        compound_entries(path)
+
+
+def test_bytes_by_kind_add_every_copy_and_every_file_of_an_extension_compound_or_not(tmp_path: Path) -> None:
+    uuid = "AbC123"
+    primary = tmp_path / "node-1" / "nodes" / "0" / "indices" / uuid / "0" / "index"
+    replica = tmp_path / "node-2" / "nodes" / "0" / "indices" / uuid / "0" / "index"
+    other_index = tmp_path / "node-1" / "nodes" / "0" / "indices" / "Other" / "0" / "index"
+    for folder in (primary, replica, other_index):
+        folder.mkdir(parents=True)
+    # the primary: one compound segment holding two vector fields' files (one extension, two files)
+    (primary / "_0.cfe").write_bytes(_entries_file([
+        (".fdt", 1000), ("_Lucene99HnswVectorsFormat_0.vec", 300), ("_Lucene99HnswVectorsFormat_1.vec", 200),
+        ("_Lucene90_0.dvd", 500)]))
+    (primary / "_0.cfs").write_bytes(bytes(2000))
+    (primary / "_0.si").write_bytes(bytes(10))
+    # the replica: a segment of plain files
+    (replica / "_1.fdt").write_bytes(bytes(1000))
+    (replica / "_1_Lucene99HnswVectorsFormat_0.vex").write_bytes(bytes(50))
+    (other_index / "_0.fdt").write_bytes(bytes(99999))
+
+    kinds = files_by_kind([tmp_path], uuid)
+
+    assert kinds is not None
+    assert (kinds["stored_fields"], kinds["vectors"], kinds["doc_values"], kinds["other"]) == (2000, 550, 500, 10)
+    assert files_by_kind([tmp_path], "Missing") is None
+
+
+# --- the command's sizes --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sizes", ["abc", "1000,-5", "", "10x"])
+def test_sizes_that_are_not_numbers_of_tools_are_a_usage_error_naming_the_option(sizes: str, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from toolsift.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["bench", "scale", "--sizes", sizes, "--out", str(tmp_path)])
+
+    assert result.exit_code == 2
+    assert "--sizes" in result.output
+
+
+def test_sizes_take_k_and_m_suffixes_and_resume_from_the_recorded_results(recorded: dict[str, Any], tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from toolsift.cli.main import cli
+
+    _write_recorded(tmp_path, recorded, embedding_backend="onnx")
+
+    result = CliRunner().invoke(cli, ["bench", "scale", "--sizes", "1k,10k,100K", "--project", "1m", "--out",
+                                      str(tmp_path)])
+
+    assert result.exit_code == 0, result.output
+    assert "already measured" in result.output and "1,000,000 (projected)" in result.output
