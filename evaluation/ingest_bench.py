@@ -10,6 +10,8 @@ machine the CPU seconds move less.
   description and every parameter's ``name: description``, each distinct text once — the cost of
   embedding the catalog at all. Timed before the ingests and again after them; the mean is the floor
   (the machine may be shared: both runs are in the JSON).
+- ``encoder``: toolsift's embedder (its ``embedding_backend``: ONNX Runtime on a CPU by default)
+  encoding the floor's texts, timed right after each floor run: the raw encode rate against torch's.
 - ``cold ingest``: ``toolsift ingest`` of the catalog into a fresh index with an empty vector cache:
   load, validate and screen, embed every text toolsift indexes (more and longer texts than the
   floor's: the flat ``full_doc``, the overview, examples, responses), bulk index, refresh.
@@ -74,6 +76,14 @@ def _floor_seconds(model_dir: Path, device: str, texts: list[str]) -> tuple[floa
     model.encode(texts[:FLOOR_BATCH], batch_size=FLOOR_BATCH, show_progress_bar=False)
     t0, c0 = time.perf_counter(), time.process_time()
     model.encode(texts, batch_size=FLOOR_BATCH, normalize_embeddings=True, show_progress_bar=False)
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def _encoder_seconds(embedder: Embedder, texts: list[str]) -> tuple[float, float]:
+    """toolsift's embedder on ``texts`` (after a one-batch warm-up): wall clock and CPU seconds."""
+    embedder.encode_document(texts[:FLOOR_BATCH])
+    t0, c0 = time.perf_counter(), time.process_time()
+    embedder.encode_document(texts)
     return time.perf_counter() - t0, time.process_time() - c0
 
 
@@ -150,6 +160,7 @@ def run_ingest_bench(
     floors = []
     say(f"floor: plain sentence-transformers on {len(texts)} texts")
     floors.append(_floor_seconds(model_dir, embedder.device, texts))
+    encoders = [_encoder_seconds(embedder, texts)]
     manager = IndexManager(client, BENCH_INDEX)
     with tempfile.TemporaryDirectory(prefix="toolsift-bench-vectors-") as folder:
         bench = settings.with_overrides(index=BENCH_INDEX, vector_cache=True, vector_cache_dir=Path(folder))
@@ -169,6 +180,8 @@ def run_ingest_bench(
             manager.delete_all()
     say("floor again")
     floors.append(_floor_seconds(model_dir, embedder.device, texts))
+    encoders.append(_encoder_seconds(embedder, texts))
+    encoder = sum(e for e, _ in encoders) / len(encoders)
     floor = sum(f for f, _ in floors) / len(floors)
     floor_cpu = sum(c for _, c in floors) / len(floors)
     cold_row, warm_row = _ingest_row(cold, cold_cpu), _ingest_row(warm, warm_cpu)
@@ -187,6 +200,15 @@ def run_ingest_bench(
             "includes": f"plain sentence-transformers (torch, batch {FLOOR_BATCH}) on the catalog's names, "
                         "descriptions and parameters, distinct; mean of a run before and one after the ingests",
         },
+        "encoder": {
+            "seconds": round(encoder, 3),
+            "cpu_seconds": round(sum(c for _, c in encoders) / len(encoders), 3),
+            "runs_seconds": [round(e, 3) for e, _ in encoders],
+            "texts_per_s": round(len(texts) / encoder, 1),
+            "includes": f"toolsift's embedder ({getattr(embedder, 'backend', 'torch')}) on the floor's texts, "
+                        "each run right after a floor run",
+        },
+        "encoder_speedup": round(floor / encoder, 2),
         "cold_ingest": {**cold_row, "includes": "toolsift ingest into a fresh index, empty vector cache"},
         "warm_reingest": {**warm_row, "includes": "toolsift ingest into a fresh index, the vector cache warm"},
         "bulk_only": {**bulk, "includes": "the same documents' JSON bodies bulk indexed into a fresh index + refresh"},

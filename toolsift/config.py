@@ -171,7 +171,7 @@ class Settings(BaseSettings):
     embedding_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
         "auto", description="What runs the model: 'torch' (sentence-transformers), 'onnx' (the model exported "
         "here to ONNX, run by ONNX Runtime on the CPU: the same embeddings), 'onnx-int8' (int8 weights: faster, "
-        "embeddings move slightly; an index records it), or 'auto' (torch on CUDA, else onnx).",
+        "embeddings move slightly; an index records it), or 'auto' (torch, for now).",
     )
 
     # --- ingest: the vector cache and the write pass (toolsift.ingest.vectorcache) ------------------

@@ -83,7 +83,7 @@ def test_an_export_is_made_once_and_reused(cache: Path) -> None:
     assert not [p for p in first.parent.parent.iterdir() if p.name.startswith(".export-")]  # no staging left
 
 
-def test_a_model_the_onnx_path_cannot_reproduce_is_refused_naming_the_setting_and_auto_runs_it_on_torch(
+def test_a_model_the_onnx_path_cannot_reproduce_is_refused_naming_the_setting_and_runs_on_torch(
     tmp_path: Path, cache: Path
 ) -> None:
     copy = tmp_path / "model"
@@ -94,13 +94,13 @@ def test_a_model_the_onnx_path_cannot_reproduce_is_refused_naming_the_setting_an
 
     with pytest.raises(ConfigError, match="embedding_backend='torch'"):
         Embedder(str(copy), device="cpu", backend="onnx", cache_dir=cache)
-    auto = Embedder(str(copy), device="cpu", backend="auto", cache_dir=cache)
+    torch = Embedder(str(copy), device="cpu", backend="torch", cache_dir=cache)
 
-    assert auto.backend == "torch" and auto.dimension == 384
+    assert torch.backend == "torch" and torch.dimension == 384
 
 
-def test_auto_backend_is_onnx_on_the_cpu_and_torch_on_cuda() -> None:
-    assert resolve_backend("auto", "cpu") == "onnx"
+def test_auto_backend_is_torch_until_the_published_rows_are_measured_on_onnx() -> None:
+    assert resolve_backend("auto", "cpu") == "torch"
     assert resolve_backend("auto", "cuda") == "torch"
     assert resolve_backend("onnx-int8", "cpu") == "onnx-int8"
     with pytest.raises(ConfigError, match="embedding_backend"):

@@ -23,6 +23,7 @@ SUBCOMMANDS = [
     ["bench", "catalog"],
     ["bench", "scale"],
     ["bench", "ingest"],
+    ["bench", "encoder"],
     ["bench", "prompts"],
     ["bench", "node-loss"],
     ["history", "show"],
