@@ -100,7 +100,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolsift.errors import CatalogError
-from toolsift.ingest.benchmarks import Benchmark, load_livemcpbench_benchmark, load_toolret_benchmark
+from toolsift.ingest.benchmarks import Benchmark, load_livemcpbench_benchmark, load_toolret_benchmark, read_json
 from toolsift.ingest.loaders.mcp import tool_id_for
 from toolsift.ingest.loaders.naming import slugify
 
@@ -389,20 +389,8 @@ def default_datasets_dir() -> Path:
     raise CatalogError(f"benchmark data not found at {candidates[0]} or {candidates[1]}; name the folder (--datasets)")
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        with path.open(encoding="utf-8") as handle:
-            return json.load(handle)
-    except FileNotFoundError:
-        raise CatalogError(f"{path}: file not found") from None
-    except json.JSONDecodeError as exc:
-        raise CatalogError(f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogError(f"{path}: cannot be read ({exc})") from exc
-
-
 def _read_json_object(path: Path) -> dict[str, Any]:
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: expected a JSON object")
     return data
@@ -569,7 +557,7 @@ def _toolink_topic(names: Sequence[str]) -> str:
 
 
 def _toolink_parts(path: Path) -> Iterator[_Part]:
-    records = _read_json(path)
+    records = read_json(path)
     if not isinstance(records, list):
         raise CatalogError(f"{path}: expected a list of ToolRet records")
     read: list[tuple[str, dict[str, Any], list[str], str]] = []
@@ -595,7 +583,7 @@ def _toolink_parts(path: Path) -> Iterator[_Part]:
 
 
 def _apibank_parts(path: Path) -> Iterator[_Part]:
-    records = _read_json(path)
+    records = read_json(path)
     if not isinstance(records, list):
         raise CatalogError(f"{path}: expected a list of ToolRet records")
     for record in records:
@@ -610,7 +598,7 @@ def _apibank_parts(path: Path) -> Iterator[_Part]:
 
 
 def _livemcpbench_servers(path: Path) -> list[dict[str, Any]]:
-    servers = _read_json(path)
+    servers = read_json(path)
     if not isinstance(servers, list) or not all(isinstance(s, dict) and _text(s.get("name")) for s in servers):
         raise CatalogError(f"{path}: expected a list of MCP servers with names")
     return servers

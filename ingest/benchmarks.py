@@ -24,6 +24,7 @@ from typing import Any
 from toolsift.errors import CatalogError
 
 __all__ = [
+    "read_json",
     "Benchmark",
     "ToolIdFor",
     "BENCHMARK_FORMATS",
@@ -81,7 +82,8 @@ class Benchmark:
 # File reading and validation
 
 
-def _read_json(path: Path) -> object:
+def read_json(path: Path) -> Any:
+    """A JSON file's value; a missing, malformed or unreadable file is a :class:`CatalogError` naming it."""
     try:
         with path.open(encoding="utf-8") as handle:
             return json.load(handle)
@@ -236,7 +238,7 @@ def load_benchmark(
 
 def _tool_ids(tools_path: Path) -> set[str]:
     ids: set[str] = set()
-    for index, item in enumerate(_expect_list(_read_json(tools_path), tools_path, "the file")):
+    for index, item in enumerate(_expect_list(read_json(tools_path), tools_path, "the file")):
         record = _expect_object(item, tools_path, f"tool [{index}]")
         ids.add(_expect_str(record, "id", tools_path, f"tool [{index}]"))
     return ids
@@ -276,7 +278,7 @@ def load_toolret_benchmark(path: str | Path) -> Benchmark:
     instructions: dict[str, str] = {}
     categories: dict[str, str] = {}
     duplicates = 0
-    for index, item in enumerate(_expect_list(_read_json(queries_path), queries_path, "the file")):
+    for index, item in enumerate(_expect_list(read_json(queries_path), queries_path, "the file")):
         where = f"query [{index}]"
         record = _expect_object(item, queries_path, where)
         qid = _expect_str(record, "id", queries_path, where)
@@ -469,7 +471,7 @@ def _numbered_items(text: str) -> list[str]:
 
 def _tool_owners(tools_path: Path) -> dict[str, list[str]]:
     owners: dict[str, list[str]] = {}
-    for index, item in enumerate(_expect_list(_read_json(tools_path), tools_path, "the file")):
+    for index, item in enumerate(_expect_list(read_json(tools_path), tools_path, "the file")):
         where = f"server [{index}]"
         server = _expect_object(item, tools_path, where)
         server_name = _expect_str(server, "name", tools_path, where)
@@ -552,7 +554,7 @@ def load_livemcpbench_benchmark(
     categories: dict[str, str] = {}
     ambiguous: dict[str, dict[str, list[str]]] = {}
     unresolved: dict[str, list[str]] = {}
-    tasks = _expect_list(_read_json(annotations_path), annotations_path, "the file")
+    tasks = _expect_list(read_json(annotations_path), annotations_path, "the file")
     for index, item in enumerate(tasks):
         where = f"task [{index}]"
         task = _expect_object(item, annotations_path, where)
@@ -636,7 +638,7 @@ def load_folds(path: str | Path) -> dict[str, dict[str, list[str]]]:
     file = Path(path).expanduser().resolve()
     if file.is_dir():
         file = file / "folds.json"
-    data = _expect_object(_read_json(file), file, "the file")
+    data = _expect_object(read_json(file), file, "the file")
     folds: dict[str, dict[str, list[str]]] = {}
     for fold_name, fold in data.items():
         fold_record = _expect_object(fold, file, f"fold {fold_name!r}")
