@@ -100,7 +100,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolsift.errors import CatalogError
-from toolsift.ingest.benchmarks import Benchmark, load_livemcpbench_benchmark, load_toolret_benchmark, read_json
+from toolsift.ingest.benchmarks import Benchmark, load_livemcpbench_benchmark, load_toolret_benchmark, read_json, read_jsonl
 from toolsift.ingest.loaders.mcp import tool_id_for
 from toolsift.ingest.loaders.naming import slugify
 
@@ -500,21 +500,8 @@ def _first_word(name: str) -> str:
 
 def _train_parts(path: Path) -> Iterator[_Part]:
     """``train/tools.jsonl``: tool documents only (its queries are never read)."""
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise CatalogError(f"{path}: cannot be read ({exc.strerror})") from exc
-    with handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CatalogError(f"{path}: malformed JSON on line {line_no}: {exc.msg}") from exc
-            if not isinstance(record, dict):
-                raise CatalogError(f"{path}: line {line_no} is not a JSON object")
-            yield from _train_record(record)
+    for _, record in read_jsonl(path):
+        yield from _train_record(record)
 
 
 def _train_record(record: Mapping[str, Any]) -> Iterator[_Part]:

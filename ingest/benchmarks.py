@@ -25,6 +25,7 @@ from toolsift.errors import CatalogError
 
 __all__ = [
     "read_json",
+    "read_jsonl",
     "Benchmark",
     "ToolIdFor",
     "BENCHMARK_FORMATS",
@@ -99,7 +100,8 @@ def read_json(path: Path) -> Any:
         raise CatalogError(f"{path}: cannot be read ({exc.strerror})") from exc
 
 
-def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
+    """(line number, object) for every non-blank line; a bad file or line is a :class:`CatalogError` naming it."""
     try:
         with path.open(encoding="utf-8") as handle:
             for line_no, line in enumerate(handle, start=1):
@@ -411,7 +413,7 @@ def load_beir_benchmark(path: str | Path, split: str = "test") -> Benchmark:
     qrels, duplicates = read[split]
 
     texts: dict[str, str] = {}
-    for line_no, record in _read_jsonl(queries_path):
+    for line_no, record in read_jsonl(queries_path):
         where = f"line {line_no}"
         qid = _expect_str(record, "_id", queries_path, where)
         if qid in qrels:
@@ -425,7 +427,7 @@ def load_beir_benchmark(path: str | Path, split: str = "test") -> Benchmark:
 
     catalog_ids = {
         _expect_str(record, "_id", corpus_path, f"line {line_no}")
-        for line_no, record in _read_jsonl(corpus_path)
+        for line_no, record in read_jsonl(corpus_path)
     }
     missing = sorted({tool_id for grades in qrels.values() for tool_id in grades} - catalog_ids)
     return Benchmark(
