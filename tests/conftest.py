@@ -103,6 +103,16 @@ def _eval_runs_into_a_test_index() -> Iterator[None]:
     get_settings.cache_clear()
 
 
+@pytest.fixture(autouse=True)
+def _settings_read_afresh_per_test() -> Iterator[None]:
+    """The CLI builds its settings once per process; a test that sets them by environment sees them."""
+    from toolsift.config import get_settings
+
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def datasets() -> Path:
     """``../shared/datasets`` beside the repository (read-only benchmark data)."""

@@ -312,7 +312,12 @@ def test_sizes_take_k_and_m_suffixes_and_resume_from_the_recorded_results(record
 
     from toolsift.cli.main import cli
 
-    _write_recorded(tmp_path, recorded, embedding_backend="onnx")
+    from toolsift.config import Settings
+    from toolsift.embedding import resolve_backend, resolve_device
+
+    settings = Settings()  # the backend the CLI will load: recorded results resume only under the same one
+    backend = resolve_backend(settings.embedding_backend, resolve_device(settings.embedding_device))
+    _write_recorded(tmp_path, recorded, embedding_backend=backend)
 
     result = CliRunner().invoke(cli, ["bench", "scale", "--sizes", "1k,10k,100K", "--project", "1m", "--out",
                                       str(tmp_path)])
