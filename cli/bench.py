@@ -1,4 +1,4 @@
-"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``, ``bench prompts``, ``bench outage``, ``bench freshness``, ``bench opensearch``, ``bench catalog``, ``bench scale``, ``bench node-loss``, ``bench ingest``, ``bench encoder``."""
+"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``, ``bench prompts``, ``bench outage``, ``bench freshness``, ``bench opensearch``, ``bench catalog``, ``bench scale``, ``bench node-loss``, ``bench ingest``, ``bench encoder``, ``bench vectors``."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def bench() -> None:
     measured as that catalog grows (`bench scale`); one node of a three-node cluster lost under load
     (`bench node-loss`); a catalog's ingest held to plain sentence-transformers encoding its texts
     (`bench ingest`); the embedding backends' speed and their effect on exact dense retrieval
-    (`bench encoder`)."""
+    (`bench encoder`); the k-NN encoding and HNSW parameters against exact search (`bench vectors`)."""
 
 
 @bench.command(_DEFAULT)
@@ -647,6 +647,65 @@ def scale(app: AppContext, sizes: str, nodes: int, existing: bool, needles: str,
         click.echo(f"wrote {path}", err=True)
 
 
+@bench.command("shards")
+@click.option("--tools", "tools_count", default="10000", show_default=True,
+              help="Tools in the generated catalog (10000, or 10k).")
+@click.option("--shards", "shard_counts", default="1,3,6", show_default=True,
+              help="Primary shard counts measured, comma-separated (one index each, side by side).")
+@click.option("--replicas", type=click.IntRange(0), default=1, show_default=True, help="Replicas of every index.")
+@click.option("--nodes", type=click.IntRange(2, 9), default=3, show_default=True,
+              help="Members of the bench's own local cluster (HTTP ports from 9250, transport from 19390).")
+@click.option("--existing", is_flag=True,
+              help="Measure the configured OpenSearch instead of a cluster of the bench's own; --nodes is not used.")
+@click.option("--needles", type=click.Choice(["toolink", "livemcpbench"]), default="toolink", show_default=True,
+              help="The benchmark whose tools and queries are placed inside the catalog.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The catalog's and the samples' seed.")
+@click.option("--tenant-share", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01,
+              show_default=True, help="The small tenant's share of the tools (whole servers).")
+@click.option("--k", "ks", default="10,100", show_default=True, help="The nested k-NN's k values, comma-separated.")
+@click.option("--quality-queries", type=click.IntRange(1),
+              help="Needle queries scored per layout and variant (a seeded sample; default: all).")
+@click.option("--knn-queries", type=click.IntRange(1), default=100, show_default=True,
+              help="Needle queries sent as nested parameter k-NN queries.")
+@click.option("--latency-queries", type=click.IntRange(1), default=60, show_default=True,
+              help="Needle queries timed per index and variant, per round.")
+@click.option("--rounds", type=click.IntRange(1, 20), default=2, show_default=True, help="Latency rounds.")
+@click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="The benchmark data folder (default: ../shared/datasets).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench-shards"),
+              show_default=True, help="The catalog, its tenant split and the cluster's data while it runs.")
+@json_file_option("Write the figures here (default: bench-shards.json).")
+@pass_app
+def shards_bench(app: AppContext, tools_count: str, shard_counts: str, replicas: int, nodes: int, existing: bool,
+                 needles: str, seed: int, tenant_share: float, ks: str, quality_queries: int | None, knn_queries: int,
+                 latency_queries: int, rounds: int, datasets: Path | None, out_dir: Path,
+                 json_out: Path | None) -> None:
+    """Measure shards, replicas, routing and the nested k-NN tenant filter on one generated catalog.
+
+    The catalog (`bench catalog`) is split by whole servers between a tenant holding --tenant-share of the
+    tools and one holding the rest, and ingested into one index per shard count. Per index: needle NDCG@10
+    and R@5 through the search backend (min-max fusion, RRF, dfs_query_then_fetch), tools per shard under
+    agent routing (and by tool id), the tenant's nested parameter k-NN hits and recall against exact
+    search, primary vs replica top 10; then search latency, every index and variant interleaved.
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.shard_bench import markdown_tables, run_shard_bench
+
+    [tools] = _sizes_option(tools_count, "--tools")
+    counts = _sizes_option(shard_counts, "--shards")
+    k_values = _sizes_option(ks, "--k")
+    settings = app.settings()
+    figures = run_shard_bench(
+        settings, load_embedder(settings), out_dir, tools=tools, shard_counts=counts, replicas=replicas, nodes=nodes,
+        existing=existing, needles=needles, seed=seed, tenant_share=tenant_share, ks=k_values,
+        quality_queries=quality_queries, knn_queries=knn_queries, latency_queries=latency_queries, rounds=rounds,
+        datasets=datasets, progress=lambda m: click.echo(m, err=True))
+    click.echo(markdown_tables(figures))
+    out = json_out or Path("bench-shards.json")
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)
+
+
 @bench.command("ingest")
 @click.argument("catalog", type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "fmt", help="Catalog format (default: detected): toolret, mcp, openai, openapi, beir, mftr.")
@@ -790,5 +849,67 @@ def encoder_bench(app: AppContext, dataset_dirs: tuple[Path, ...], backends: str
     click.echo(table(["dataset", "backend", "texts/s (median)", "vs torch",
                       *(f"NDCG@10 {field}" for field in FIELDS), "drop-in"], rows))
     out = json_out or Path("bench-encoder.json")
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("vectors")
+@click.option("--tools", type=click.IntRange(1), default=10_000, show_default=True,
+              help="Tools in the generated catalog (its needles inside, `bench catalog`).")
+@click.option("--needles", type=click.Choice(["toolink", "livemcpbench"]), default="toolink", show_default=True,
+              help="The benchmark whose tools and queries are placed inside the catalog.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="The catalog's seed, and the sample of tools whose descriptions top up the queries.")
+@click.option("--queries", "max_queries", type=click.IntRange(1),
+              help="Only N of the benchmark's queries (a seeded sample) and their tools as needles (default: all).")
+@click.option("--min-queries", type=click.IntRange(0), default=200, show_default=True,
+              help="Top the needle queries up to this many with sampled tools' descriptions used as queries.")
+@click.option("--variants", "only",
+              help="Comma-separated variant names to measure (default: all: product, unmerged, m=8, m=32, efc=64, "
+                   "efc=256, ef_search=50, ef_search=100, ef_search=200, ef_search=512, sq-int7, byte-x127, "
+                   "byte-scaled).")
+@click.option("--rounds", type=click.IntRange(1, 20), default=2, show_default=True,
+              help="Timed passes over the queries per variant (recall and NDCG come from the first).")
+@click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="The benchmark data folder (default: ../shared/datasets).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench-vectors"),
+              show_default=True, help="Where the generated catalog is kept (reused by a later run).")
+@json_file_option("Write the figures here (default: bench-vectors-<tools>.json).")
+@pass_app
+def vectors_bench(app: AppContext, tools: int, needles: str, seed: int, max_queries: int | None, min_queries: int,
+                  only: str | None, rounds: int, datasets: Path | None, out_dir: Path, json_out: Path | None) -> None:
+    """Measure the k-NN encoding and HNSW parameters of the tools' description vector, side by side.
+
+    On the configured OpenSearch, one bench index per choice (one shard, the description vector of
+    every tool of a generated catalog): the product's mapping (fp32 HNSW, cosine, Lucene engine), the
+    same unmerged, m and ef_construction one at a time, ef_search at query time, Lucene's int7 scalar
+    quantisation and byte vectors. For each: recall@10 / recall@100 against exact brute-force search
+    (k = 100), needle NDCG@10 (exact search's beside it), search p50/p95 (took and wall clock, one
+    client, variants interleaved), vector bytes on disk and RAM per tool, build seconds. The bench
+    indices (toolsift-bench-vectors-*) are deleted at the end.
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.vector_bench import DEFAULT_VARIANTS, markdown_table, run_vector_bench
+
+    variants = list(DEFAULT_VARIANTS)
+    if only:
+        asked = [name.strip() for name in only.split(",") if name.strip()]
+        known = {v.name: v for v in DEFAULT_VARIANTS}
+        unknown = [name for name in asked if name not in known]
+        if unknown or not asked:
+            raise click.BadParameter(f"unknown variant(s) {', '.join(unknown) or '(none given)'}; known: "
+                                     f"{', '.join(known)}", param_hint="--variants")
+        variants = [known[name] for name in dict.fromkeys(asked)]
+    settings = app.settings()
+    figures = run_vector_bench(app.client(), settings, load_embedder(settings), out_dir, tools=tools, needles=needles,
+                               seed=seed, queries=max_queries, min_queries=min_queries, variants=variants,
+                               rounds=rounds, datasets=datasets, progress=lambda m: click.echo(m, err=True))
+    catalog, queries, env = figures["catalog"], figures["queries"], figures["environment"]
+    click.echo(f"{catalog['tools']:,} tools ({catalog['tools_with_description']:,} with a description vector, "
+               f"{figures['dimension']} dims); {queries['total']} queries ({queries['needle']} needle, "
+               f"{queries['description']} tool descriptions); k = {figures['k']}; OpenSearch {env['opensearch']}, "
+               f"load average {env['load_average_before']} → {env['load_average_after']}")
+    click.echo(markdown_table(figures), nl=False)
+    out = json_out or Path(f"bench-vectors-{tools}.json")
     write_json(out, figures)
     click.echo(f"wrote {out}", err=True)

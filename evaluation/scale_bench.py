@@ -109,6 +109,10 @@ __all__ = [
     "write_outputs",
     "compound_entries",
     "files_by_kind",
+    "bench_catalog",
+    "drop_index",
+    "wait_green",
+    "settle_index",
 ]
 
 #: The layout rule's tools per primary shard.
@@ -547,7 +551,7 @@ def scale_cluster(settings: Settings, nodes: int, folder: Path, *,
 # Measuring one size
 
 
-def _catalog(out_dir: Path, size: int, needles: str, seed: int, queries: int | None,
+def bench_catalog(out_dir: Path, size: int, needles: str, seed: int, queries: int | None,
              datasets: Path | None) -> ScaleCatalog:
     """The catalog of ``size`` tools, reused when one written before has the same arguments."""
     folder = out_dir / "catalogs" / str(size)
@@ -586,7 +590,7 @@ def _embed(embedder: Embedder, settings: Settings, catalog: Path, cache_dir: Pat
             "includes": "load and normalise the catalog; look up every text in the cache; encode the texts it lacks"}
 
 
-def _drop(client: OpenSearch, alias: str) -> None:
+def drop_index(client: OpenSearch, alias: str) -> None:
     """Every version of ``alias``, its template, side indices and search pipelines."""
     IndexManager(client, alias).delete_all()
     client.indices.delete(index=f"{alias}-*", ignore_unavailable=True, expand_wildcards="all")
@@ -777,7 +781,7 @@ def _latency(settings: Settings, queries: Sequence[str], clients: int, seconds: 
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _wait_green(client: OpenSearch, index: str, timeout_s: float = 600.0) -> float:
+def wait_green(client: OpenSearch, index: str, timeout_s: float = 600.0) -> float:
     """Seconds until every copy of ``index`` is assigned.
 
     Raises:
@@ -792,7 +796,7 @@ def _wait_green(client: OpenSearch, index: str, timeout_s: float = 600.0) -> flo
     return round(time.perf_counter() - started, 3)
 
 
-def _settle(client: OpenSearch, index: str, timeout_s: float = 900.0) -> float:
+def settle_index(client: OpenSearch, index: str, timeout_s: float = 900.0) -> float:
     """Seconds until ``index`` is at rest, as a searched index is: refreshed (a bulk load's force merge is
     only seen by a refresh, and a shard nobody searched for 30 s skips the periodic one: until then it
     keeps the segments before the merge and the merged one on disk, twice the bytes), no merge running,
@@ -844,15 +848,15 @@ def _warm_up(client: OpenSearch, settings: Settings, embedder: Embedder, scale: 
     alias = f"{settings.index}-scale-warmup"
     target = settings.with_overrides(index=alias, shards=layout.shards, replicas=layout.replicas, vector_cache=False,
                                      query_log=False, eval_runs=False)
-    _drop(client, alias)
+    drop_index(client, alias)
     try:
         ingest_catalog(client, target, embedder, catalog, fmt="mcp", approvals=False)
-        _wait_green(client, alias)
+        wait_green(client, alias)
         backend = SearchBackend(client, target, embedder=embedder, source="bench")
         for query in list(scale.queries().values())[:5]:
             backend.search(SearchRequest(query=query, top_k=10, explain=False))
     finally:
-        _drop(client, alias)
+        drop_index(client, alias)
     return round(time.perf_counter() - started, 1)
 
 
@@ -870,7 +874,7 @@ def _measure(client: OpenSearch, settings: Settings, embedder: Embedder, scale: 
     target = settings.with_overrides(index=alias, shards=layout.shards, replicas=layout.replicas, vector_cache=True,
                                      vector_cache_dir=cache_dir, vector_cache_max_mb=_CACHE_MB, query_log=False,
                                      eval_runs=False)
-    _drop(client, alias)
+    drop_index(client, alias)
     heap_before = _jvm_heap(client)
     try:
         say(f"{size:,} tools: ingest into {alias} ({layout.shards} primaries, {layout.replicas} replica(s))")
@@ -879,8 +883,8 @@ def _measure(client: OpenSearch, settings: Settings, embedder: Embedder, scale: 
             first = (report.rejected[0].to_dict() if report.rejected else report.failed[0])
             raise IndexingError(f"the ingest of {scale.catalog_path} into {alias} rejected {len(report.rejected)} "
                                 f"record(s) and failed {len(report.failed)} write(s); the first: {first}", report.failed)
-        green_s = _wait_green(client, alias)
-        settle_s = _settle(client, alias)
+        green_s = wait_green(client, alias)
+        settle_s = settle_index(client, alias)
         documents = report.tools + report.agents
         ingest = {"seconds": round(report.seconds, 3), "tools": report.tools, "agents": report.agents,
                   "tools_per_s": round(report.tools / report.seconds, 1),
@@ -901,7 +905,7 @@ def _measure(client: OpenSearch, settings: Settings, embedder: Embedder, scale: 
         latency = _latency(target, list(scale.queries().values()), clients, seconds)
         memory["jvm_heap_after_search_bytes"] = _jvm_heap(client)
     finally:
-        _drop(client, alias)
+        drop_index(client, alias)
     return {
         "tools": size, "servers": scale.servers, "needle_tools": scale.needle_tools,
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -1017,7 +1021,7 @@ def run_scale_bench(
                           "to measure every size from the smallest")
     results: dict[str, Any] = previous or {"config": config, "sizes": {}, "runs": []}
     # every catalog first: a size the needles do not fit fails before a cluster starts
-    catalogs = {n: _catalog(out_dir, n, needles, seed, queries, datasets) for n in todo}
+    catalogs = {n: bench_catalog(out_dir, n, needles, seed, queries, datasets) for n in todo}
     run_started = time.perf_counter()
     if todo:
         with _target(settings, nodes, existing, out_dir, say) as (target, node_count, roots):

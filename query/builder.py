@@ -267,6 +267,46 @@ class QueryBuilder:
         only when the query has extracted arguments. MFTR's penalty needs it always: a tool whose
         parameters no argument covers is penalised even when the query extracted none.
         """
+        return {
+            "size": len(ids),
+            **fetch_spec(
+                with_parameters=bool(sq.extracted_arguments) if parameters is None else parameters,
+                with_documents=documents,
+            ),
+            "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}],
+                               "should": self._field_score_clauses(sq, vectors, retriever)}},
+        }
+
+    def candidates_with_field_scores_body(
+        self,
+        sq: StructuredQuery,
+        vectors: Vectors,
+        retriever: Retriever,
+        *,
+        parameters: bool | None = None,
+        documents: bool = False,
+    ) -> dict[str, Any]:
+        """The first stage and every candidate's exact field scores in one request.
+
+        The first stage ranks as :meth:`candidates_body` does (same query, same pipeline); the named
+        clauses of :meth:`field_scores_body` ride in a ``post_filter`` that keeps every hit (a
+        ``match_all`` must clause; the optional clauses filter nothing), so only the fetch phase
+        scores them, on the candidates it returns, exactly as the second request would. Run it with
+        ``include_named_queries_score``; parse it with :func:`parse_field_scores`.
+        """
+        body = {k: v for k, v in self.candidates_body(sq, vectors, retriever).items()
+                if k not in ("stored_fields", "_source", "docvalue_fields")}
+        return {
+            **body,
+            **fetch_spec(
+                with_parameters=bool(sq.extracted_arguments) if parameters is None else parameters,
+                with_documents=documents,
+            ),
+            "post_filter": {"bool": {"must": [{"match_all": {}}],
+                                     "should": self._field_score_clauses(sq, vectors, retriever)}},
+        }
+
+    def _field_score_clauses(self, sq: StructuredQuery, vectors: Vectors, retriever: Retriever) -> list[dict[str, Any]]:
         should: list[dict[str, Any]] = []
         clauses = 3 * len(sq.tool_needs) + 2 * len(sq.extracted_arguments)
         for kind in kinds_for(retriever):
@@ -280,14 +320,7 @@ class QueryBuilder:
             for j, text in enumerate(sq.argument_texts()):
                 name = f"parameters|{kind}|{j}"
                 should.append(self._exact("parameters", kind, text, vectors, name, clauses))
-        return {
-            "size": len(ids),
-            **fetch_spec(
-                with_parameters=bool(sq.extracted_arguments) if parameters is None else parameters,
-                with_documents=documents,
-            ),
-            "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}], "should": should}},
-        }
+        return should
 
     def _exact(
         self, doc_field: str, kind: Kind, text: str, vectors: Vectors, name: str, clauses: int

@@ -474,10 +474,15 @@ class Searcher:
         scope: Scope = UNSCOPED,
     ) -> dict[str, FieldSignals]:
         """First stage + exact per-field scores: the ranker's input, by document id (with each
-        candidate's reranker text when ``documents``)."""
+        candidate's reranker text when ``documents``). One request: the exact scores are computed
+        in its fetch phase (:meth:`~toolsift.query.builder.QueryBuilder.candidates_with_field_scores_body`)."""
         timings = timings if timings is not None else {}
-        body, pipeline = self.first_stage_request(sq, vectors, retriever, depth, entity, scope=scope)
-        params = {"search_pipeline": pipeline} if pipeline else {}
+        if parameters is None:
+            parameters = isinstance(self.ranker, MFTRRanker) or bool(sq.extracted_arguments)
+        body = self._builder(depth, entity, scope).candidates_with_field_scores_body(
+            sq, vectors, retriever, parameters=parameters, documents=documents)
+        pipeline = self.first_stage_pipeline(retriever)
+        params = {"include_named_queries_score": "true", **({"search_pipeline": pipeline} if pipeline else {})}
         t0 = time.perf_counter()
         answer = self.client.search(index=self.settings.index, body=body, params=params)
         timings["candidates"] = (time.perf_counter() - t0) * 1000
@@ -485,13 +490,8 @@ class Searcher:
             hit_identity(hit).doc_id: (float(hit["_score"]), rank + 1)
             for rank, hit in enumerate(answer["hits"]["hits"])
         }
-        if not first_stage:
-            return {}
-        t0 = time.perf_counter()
-        signals = self.signals_for(sq, vectors, retriever, list(first_stage), first_stage, parameters=parameters,
-                                   documents=documents)
-        timings["field_scores"] = (time.perf_counter() - t0) * 1000
-        return signals
+        signals = parse_field_scores(answer, sq, retriever, first_stage)
+        return {doc_id: signals[doc_id] for doc_id in first_stage if doc_id in signals}
 
     def first_stage_pipeline(self, retriever: Retriever | None = None) -> str | None:
         """The id of the search pipeline ``retriever``'s first stage runs through (None: no pipeline)."""

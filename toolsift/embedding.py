@@ -75,14 +75,12 @@ def model_path(name_or_path: str) -> Path:
 
 
 def resolve_backend(backend: str, device: str) -> str:
-    """'auto' → 'torch' (for now: see docs/evaluation.md, "The encoder"); an ONNX backend on CUDA is refused.
+    """'auto' → 'onnx' on the CPU, 'torch' on CUDA (docs/evaluation.md, "The encoder"); ONNX on CUDA is refused.
 
     ``device`` is a resolved device (:func:`resolve_device`).
     """
     if backend == "auto":
-        # ONNX gives torch's vectors to 1e-4, but its float rounding moved fragile published MFTR slice
-        # rows (learned weights on fold 0) past their 0.005 guard: the default moves once they are re-measured.
-        return "torch"
+        return "torch" if device.startswith("cuda") else "onnx"
     if backend not in ("torch", "onnx", "onnx-int8"):
         raise ConfigError(f"embedding_backend={backend!r}: use 'auto', 'torch', 'onnx' or 'onnx-int8'")
     if backend != "torch" and device.startswith("cuda"):

@@ -257,6 +257,39 @@ def test_every_candidate_gets_each_fields_exact_score_even_outside_that_fields_t
     assert outside_description_top >= 1
 
 
+@pytest.mark.parametrize("retriever", ["hybrid", "bm25"])
+def test_the_first_stage_and_the_exact_field_scores_are_one_request_equal_to_asking_twice(
+    client: Any, searcher: Searcher, queries: dict[str, dict[str, Any]], retriever: str
+) -> None:
+    # With an argument the parameter lists and each parameter's match come along (the nested inner hits).
+    sq = StructuredQuery.from_dict({"tool_needs": [{"user_intent": queries["apibank_query_39"]["query"]}],
+                                    "extracted_arguments": {"stock": "the stock symbol SQ", "date": "the day"}})
+    vectors = searcher.encode(sq, retriever)  # type: ignore[arg-type]
+    sent = []
+    client.transport.perform_request = _counting(client.transport.perform_request, sent)
+    try:
+        once = searcher.candidate_signals(sq, vectors, retriever, 20, parameters=True)  # type: ignore[arg-type]
+    finally:
+        del client.transport.perform_request
+    body, pipeline = searcher.first_stage_request(sq, vectors, retriever, 20)  # type: ignore[arg-type]
+    hits = client.search(index=searcher.settings.index, body=body,
+                         params={"search_pipeline": pipeline} if pipeline else {})["hits"]["hits"]
+    first = {h["fields"]["tool_id"][0]: (float(h["_score"]), rank + 1) for rank, h in enumerate(hits)}
+    twice = searcher.signals_for(sq, vectors, retriever, list(first), first, parameters=True)  # type: ignore[arg-type]
+
+    assert [p for p in sent if p.endswith("/_search")] == [f"/{searcher.settings.index}/_search"]
+    assert list(once) == list(twice) and len(once) == len(hits) > 5
+    assert once == twice
+    assert any(m.score > 0 for s in once.values() for m in s.parameters["bm25"])
+
+
+def _counting(send: Any, sent: list[str]) -> Any:
+    def counted(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(url)
+        return send(method, url, *args, **kwargs)
+    return counted
+
+
 # --- agents -----------------------------------------------------------------------------------------
 
 AGENT_QUERIES = {
