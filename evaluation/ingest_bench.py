@@ -116,7 +116,7 @@ def _bulk_only(client: OpenSearch, settings: Settings, encoder: CachedEncoder, d
     """The documents' bodies built first (from the cache), then timed: bulk into a fresh index + refresh."""
     sources = index_sources(encoder, docs)
     manager = IndexManager(client, settings.index, shards=settings.shards, replicas=settings.replicas)
-    target = manager.create_version(embedder.name, embedder.dimension)
+    target = manager.create_version(embedder.name, embedder.dimension, sum(isinstance(d, ToolDoc) for d in docs))
     actions = []
     for doc, source in zip(docs, sources, strict=True):
         action: dict[str, Any] = {"_index": target, "_id": doc.agent_id if isinstance(doc, AgentDoc) else doc.tool_id,

@@ -40,7 +40,7 @@ from toolsift.access import hash_key, new_key
 from toolsift.config import Settings
 from toolsift.errors import ConfigError, ToolsiftError
 
-__all__ = ["LoadStep", "run_load", "DEFAULT_CLIENTS", "SERVICE_PATHS", "free_port", "serving", "locust_step",
+__all__ = ["LoadStep", "NoRequestCompletedError", "run_load", "DEFAULT_CLIENTS", "SERVICE_PATHS", "free_port", "serving", "locust_step",
            "load_environment", "service_command"]
 
 #: Client counts stepped through, per service.
@@ -140,6 +140,10 @@ def load_environment(settings: Settings, queries: Sequence[str], folder: Path) -
     return env, key
 
 
+class NoRequestCompletedError(ToolsiftError):
+    """A load step ended before any request was answered (a cold or overloaded service)."""
+
+
 def locust_step(service: str, url: str, path: str, clients: int, seconds: float, env: dict[str, str],
                 folder: Path) -> LoadStep:
     """``clients`` closed-loop Locust clients (a process of its own) posting to ``url`` + ``path`` for ``seconds``.
@@ -149,6 +153,7 @@ def locust_step(service: str, url: str, path: str, clients: int, seconds: float,
     Raises:
         ConfigError: Locust is not installed.
         ToolsiftError: Locust wrote no statistics.
+        NoRequestCompletedError: no request completed within the step.
     """
     prefix = folder / f"{service}-{clients}"
     locustfile = Path(__file__).with_name("locustfile.py")
@@ -163,6 +168,9 @@ def locust_step(service: str, url: str, path: str, clients: int, seconds: float,
         raise ToolsiftError(f"locust wrote no statistics (exit {run.returncode}): {run.stderr[-2000:]}")
     with stats.open(encoding="utf-8") as handle:
         row = next(r for r in csv.DictReader(handle) if r["Name"] == "Aggregated")
+    if row["50%"] == "N/A":  # Locust's percentiles of a step in which no request completed
+        raise NoRequestCompletedError(f"{service}: no request completed in {seconds:g} s with {clients} client(s) "
+                                      f"({row['Request Count']} recorded): the service answers slower than the step lasts")
     return LoadStep(
         service=service, clients=clients, seconds=seconds, requests=int(row["Request Count"]),
         errors=int(row["Failure Count"]), requests_per_s=round(float(row["Requests/s"]), 2),

@@ -62,7 +62,7 @@ import struct
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -73,13 +73,14 @@ from opensearchpy.exceptions import NotFoundError
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogError, ClusterError, ConfigError, IndexingError, ToolsiftError
-from toolsift.evaluation.load import SERVICE_PATHS, free_port, load_environment, locust_step, serving, service_command
+from toolsift.evaluation.load import SERVICE_PATHS, NoRequestCompletedError, free_port, load_environment, locust_step, serving, service_command
 from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.runner import ranked_run
 from toolsift.evaluation.scale_catalog import ScaleCatalog, generate_catalog, load_scale_catalog
 from toolsift.ingest.embed import document_vectors
 from toolsift.ingest.loaders import load_catalog
 from toolsift.ingest.pipeline import ingest_catalog, normalised_records
+from toolsift.mappings.layout import SHARD_TOOLS, index_layout
 from toolsift.ingest.vectorcache import CACHE_FILE, CachedEncoder, VectorCache
 from toolsift.mappings import AgentDoc, ToolDoc
 from toolsift.mappings.index import IndexManager
@@ -115,8 +116,6 @@ __all__ = [
     "settle_index",
 ]
 
-#: The layout rule's tools per primary shard.
-SHARD_TOOLS = 25_000
 #: Sizes each figure is projected to by default (those not measured).
 DEFAULT_PROJECTIONS: tuple[int, ...] = (10_000, 100_000, 1_000_000)
 RESULTS_FILE = "scale.json"
@@ -162,30 +161,18 @@ class Layout:
 
 
 def scale_layout(tools: int, nodes: int, *, shards: int | None = None, replicas: int | None = None) -> Layout:
-    """The shards and replicas of an index of ``tools`` tools on a cluster of ``nodes`` nodes.
-
-    The rule: one primary per :data:`SHARD_TOOLS` tools (rounded up), at most one per node — a shard
-    of 25,000 tools stays a few GB at the ~111 KB per tool measured before, far below the 10-50 GB
-    OpenSearch advises, so more primaries only pay where one shard's graph search would keep one node
-    busy while the others wait; one replica wherever a second node can hold it (a node lost loses no
-    shard), none on one node. ``shards`` / ``replicas`` override the rule.
+    """The shards and replicas of an index of ``tools`` tools on a cluster of ``nodes`` nodes: the
+    product's layout rule (:func:`toolsift.mappings.layout.index_layout`), its automatic replica
+    counted as what it expands to here (one when a second node can hold it). ``shards`` /
+    ``replicas`` override the rule.
 
     Raises:
         ConfigError: fewer than one tool or node, or fewer than one shard or replicas below 0.
     """
-    if tools < 1 or nodes < 1:
-        raise ConfigError(f"a layout needs at least one tool and one node, got {tools} tools and {nodes} nodes")
-    if shards is not None and shards < 1 or replicas is not None and replicas < 0:
-        raise ConfigError(f"shards must be at least 1 and replicas at least 0, got {shards} and {replicas}")
-    rule = (f"one primary per {SHARD_TOOLS:,} tools (rounded up), at most one per node; one replica when a second "
-            "node can hold it")
-    chosen_shards = shards if shards is not None else min(nodes, max(1, math.ceil(tools / SHARD_TOOLS)))
-    chosen_replicas = replicas if replicas is not None else (1 if nodes > 1 else 0)
-    if shards is not None or replicas is not None:
-        rule = "given: " + ", ".join(part for part in (f"--shards {shards}" if shards is not None else "",
-                                                       f"--replicas {replicas}" if replicas is not None else "")
-                                     if part) + f" (else the rule: {rule})"
-    return Layout(chosen_shards, chosen_replicas, rule)
+    chosen = index_layout(tools, nodes, shards=shards, replicas=replicas)
+    return Layout(chosen.shards, chosen.replicas if chosen.replicas is not None else (1 if nodes > 1 else 0),
+                  chosen.rule.replace("given: shards", "given: --shards").replace(", replicas", ", --replicas")
+                  .replace("given: replicas", "given: --replicas"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,6 +239,8 @@ FIGURES: tuple[Figure, ...] = (
     Figure("api_over_floor_p50", ("latency", "api_over_floor_p50"), "API/floor p50", 1.0, 2),
     Figure("ndcg@10", ("quality", "ndcg@10"), "NDCG@10", 1.0, 3, bounded=True),
     Figure("recall@5", ("quality", "recall@5"), "R@5", 1.0, 3, bounded=True),
+    Figure("ndcg@10_without_copies", ("quality", "without_near_duplicates", "ndcg@10"),
+           "NDCG@10 without the gold tools' variants", 1.0, 3, bounded=True),
     Figure("wall_s", ("wall_seconds",), "wall s", 1.0, 0, projected=False),
 )
 _BY_KEY = {f.key: f for f in FIGURES}
@@ -355,6 +344,7 @@ _COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("API/floor p50", ("api_over_floor_p50",)),
     ("NDCG@10", ("ndcg@10",)),
     ("R@5", ("recall@5",)),
+    ("NDCG@10 without gold variants", ("ndcg@10_without_copies",)),
     ("wall s", ("wall_s",)),
 )
 
@@ -445,7 +435,7 @@ _PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("memory on all nodes (MB)", ("jvm_heap_mb", "knn_native_mb")),
     ("latency through the API (ms)", ("api_p50_ms", "api_p95_ms", "api_p99_ms", "floor_p50_ms", "floor_p95_ms",
                                       "floor_p99_ms")),
-    ("needle quality", ("ndcg@10", "recall@5")),
+    ("needle quality", ("ndcg@10", "recall@5", "ndcg@10_without_copies")),
 )
 
 
@@ -747,18 +737,34 @@ def _memory(client: OpenSearch, index: str, tools: int, heap_before: int) -> dic
     }
 
 
+#: How deep the quality requests rank: the top 10 once a query's gold tools' variants are left out.
+_DEEP = 50
+
+
 def _quality(client: OpenSearch, settings: Settings, embedder: Embedder, scale: ScaleCatalog) -> dict[str, Any]:
     benchmark = scale.benchmark()
+    variants = scale.manifest().get("near_duplicates") or {}
+    assert isinstance(variants, dict)
     backend = SearchBackend(client, settings, embedder=embedder, source="bench")
     run: dict[str, dict[str, float]] = {}
+    without_copies: dict[str, dict[str, float]] = {}
     qids = [q for q in benchmark.qrels if q in benchmark.queries]
     for qid in qids:
-        response = backend.search(SearchRequest(query=benchmark.queries[qid], top_k=10, explain=False))
-        tools = response.result.tools if response.result is not None else ()
-        run[qid] = ranked_run((t.doc_id for t in tools), 10)
-    metrics = evaluate({q: benchmark.qrels[q] for q in qids}, run, ["ndcg@10", "recall@5"])
+        # The ranking does not depend on top_k (the first stage is as deep either way): one request
+        # gives the top 10 and enough beyond it to rank without the gold tools' own variants.
+        response = backend.search(SearchRequest(query=benchmark.queries[qid], top_k=_DEEP, explain=False))
+        ids = [t.doc_id for t in (response.result.tools if response.result is not None else ())]
+        run[qid] = ranked_run(ids, 10)
+        copies = {v for gold in benchmark.qrels[qid] for v in variants.get(gold, ())}
+        without_copies[qid] = ranked_run((i for i in ids if i not in copies), 10)
+    qrels = {q: benchmark.qrels[q] for q in qids}
+    metrics = evaluate(qrels, run, ["ndcg@10", "recall@5"])
+    blind = evaluate(qrels, without_copies, ["ndcg@10", "recall@5"])
     return {"queries": len(qids), **{k: round(v, 4) for k, v in metrics.items()},
-            "request": "each needle query as the search API sends {\"query\": ...}: top 10, the settings' defaults"}
+            "without_near_duplicates": {k: round(v, 4) for k, v in blind.items()},
+            "request": "each needle query as the search API sends {\"query\": ...}: the settings' defaults; "
+                       "without_near_duplicates: the same ranking with the query's gold tools' own variants "
+                       "(manifest near_duplicates: renamed/reworded copies, never relevant) left out"}
 
 
 def _latency(settings: Settings, queries: Sequence[str], clients: int, seconds: float) -> dict[str, Any]:
@@ -771,7 +777,8 @@ def _latency(settings: Settings, queries: Sequence[str], clients: int, seconds: 
             url = f"http://127.0.0.1:{port}"
             env = {**base, "TOOLSIFT_LOAD_KEY": key if name == "api" else ""}
             with serving(service_command(name, port), env, url):
-                locust_step(name, url, path, clients, min(_WARMUP_S, seconds), env, folder)
+                with suppress(NoRequestCompletedError):  # a cold service: the warm-up is what warms it
+                    locust_step(name, url, path, clients, min(_WARMUP_S, seconds), env, folder)
                 step = locust_step(name, url, path, clients, seconds, env, folder)
             figures[name] = {k: v for k, v in asdict(step).items() if k not in ("service", "clients", "seconds")}
         api, floor = figures["api"], figures["floor"]

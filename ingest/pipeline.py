@@ -466,10 +466,11 @@ def ingest_catalog(
         report.held = list(plan.held.values())
         report.refused = list(plan.refused.values())
 
+        tools = sum(1 for d in validation.documents if isinstance(d, ToolDoc))
         if rebuild:
-            target = manager.create_version(embedder.name, embedder.dimension)
+            target = manager.create_version(embedder.name, embedder.dimension, tools)
         else:
-            target = manager.ensure(embedder.name, embedder.dimension).index
+            target = manager.ensure(embedder.name, embedder.dimension, tools).index
         report.index = target
 
         # A new version, or an index still empty, is bulk loaded (no refresh until the end): one segment,

@@ -19,6 +19,7 @@ from opensearchpy import OpenSearch
 from opensearchpy.exceptions import NotFoundError
 
 from toolsift.errors import IndexMismatchError
+from toolsift.mappings.layout import Layout, index_layout
 from toolsift.mappings.template import index_body, mapping_fingerprint
 
 __all__ = ["IndexManager", "IndexInfo"]
@@ -54,10 +55,12 @@ class IndexManager:
     Args:
         client: a connected opensearch-py client.
         alias: the alias searches and ingest use.
-        shards, replicas: settings of new index versions.
+        shards, replicas: settings of new index versions; None: the layout rule
+            (:func:`~toolsift.mappings.layout.index_layout`, by the tools a version is made for).
     """
 
-    def __init__(self, client: OpenSearch, alias: str, *, shards: int = 1, replicas: int = 0) -> None:
+    def __init__(self, client: OpenSearch, alias: str, *, shards: int | None = None,
+                 replicas: int | None = None) -> None:
         self.client = client
         self.alias = alias
         self.shards = shards
@@ -133,34 +136,42 @@ class IndexManager:
         )
 
     # --- writing ----------------------------------------------------------------------------------
-    def put_template(self, model: str, dimension: int) -> None:
-        """(Re)write the composable index template that new versions of this alias are created from."""
+    def layout(self, tools: int) -> Layout:
+        """The primaries and replicas a new version for ``tools`` tools gets on this cluster."""
+        nodes = int(self.client.cluster.health().get("number_of_data_nodes") or 1)
+        return index_layout(max(tools, 1), nodes, shards=self.shards, replicas=self.replicas)
+
+    def put_template(self, model: str, dimension: int, tools: int = 1) -> None:
+        """(Re)write the composable index template that new versions of this alias are created from
+        (laid out for ``tools`` tools)."""
+        layout = self.layout(tools)
         body = index_body(
-            dimension=dimension, embedding_model=model, shards=self.shards, replicas=self.replicas
+            dimension=dimension, embedding_model=model, shards=layout.shards, replicas=layout.replicas
         )
         self.client.indices.put_index_template(
             name=self.alias,
             body={"index_patterns": [f"{self.alias}-0*"], "priority": 100, "template": body},
         )
 
-    def create_version(self, model: str, dimension: int) -> str:
-        """Create the next concrete version (not yet aliased) and return its name."""
-        self.put_template(model, dimension)
+    def create_version(self, model: str, dimension: int, tools: int = 1) -> str:
+        """Create the next concrete version (not yet aliased), laid out for ``tools`` tools; its name."""
+        self.put_template(model, dimension, tools)
         existing = self.versions()
         number = int(existing[-1].rsplit("-", 1)[1]) + 1 if existing else 1
         name = f"{self.alias}-{number:06d}"
         self.client.indices.create(index=name)
         return name
 
-    def ensure(self, model: str, dimension: int) -> IndexInfo:
-        """The current index, created (version 1 + alias) when the alias does not exist yet.
+    def ensure(self, model: str, dimension: int, tools: int = 1) -> IndexInfo:
+        """The current index, created (version 1 + alias, laid out for ``tools`` tools) when the alias
+        does not exist yet.
 
         Raises:
             IndexMismatchError: the index exists for another model or an older document schema.
         """
         info = self.current()
         if info is None:
-            self.swap(self.create_version(model, dimension), delete_old=False)
+            self.swap(self.create_version(model, dimension, tools), delete_old=False)
             return self.require()
         self.check_model(info, model, dimension)
         if not self.is_current_schema(info):

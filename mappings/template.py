@@ -22,6 +22,7 @@ from dataclasses import fields
 from typing import Any
 
 from toolsift.errors import ToolsiftError
+from toolsift.mappings.layout import AUTO_REPLICAS
 from toolsift.mappings.model import SCHEMA_VERSION, AgentDoc, F, ParameterDoc, ToolDoc
 
 __all__ = [
@@ -167,12 +168,16 @@ def build_mappings(dimension: int) -> dict[str, Any]:
     return {"dynamic": "strict", "_source": {"excludes": excludes}, "properties": props}
 
 
-def build_settings(shards: int = 1, replicas: int = 0) -> dict[str, Any]:
+def build_settings(shards: int = 1, replicas: int | None = None) -> dict[str, Any]:
+    """The index settings; ``replicas`` None: one wherever a second node can hold it
+    (``auto_expand_replicas``, :mod:`toolsift.mappings.layout`)."""
+    copies: dict[str, Any] = ({"auto_expand_replicas": AUTO_REPLICAS} if replicas is None
+                              else {"number_of_replicas": replicas})
     return {
         "index": {
             "knn": True,
             "number_of_shards": shards,
-            "number_of_replicas": replicas,
+            **copies,
         },
         "analysis": _ANALYSIS,
         "similarity": _SIMILARITY,
@@ -182,13 +187,14 @@ def build_settings(shards: int = 1, replicas: int = 0) -> dict[str, Any]:
 def mapping_fingerprint(dimension: int) -> str:
     """Short hash of the derived mapping and analysis: a changed fingerprint needs a new version."""
     body = json.dumps(
-        {"v": SCHEMA_VERSION, "m": build_mappings(dimension), "s": build_settings()}, sort_keys=True
+        # shards and replicas are no schema: the fingerprint reads the settings of one copy of one shard
+        {"v": SCHEMA_VERSION, "m": build_mappings(dimension), "s": build_settings(1, 0)}, sort_keys=True
     )
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
 def index_body(
-    *, dimension: int, embedding_model: str, shards: int = 1, replicas: int = 0
+    *, dimension: int, embedding_model: str, shards: int = 1, replicas: int | None = None
 ) -> dict[str, Any]:
     """Settings + mappings (with toolsift's ``_meta``) for one new index version."""
     mappings = build_mappings(dimension)

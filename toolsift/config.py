@@ -157,8 +157,10 @@ class Settings(BaseSettings):
 
     # --- index ------------------------------------------------------------------------------------
     index: str = Field("toolsift-tools", pattern=r"^[a-z0-9][a-z0-9_\-]*$", description="Index alias.")
-    shards: int = Field(1, ge=1, description="Primary shards of new index versions.")
-    replicas: int = Field(0, ge=0, description="Replicas of new index versions.")
+    shards: int | None = Field(None, ge=1, description="Primary shards of new index versions; unset: the layout "
+                               "rule (one per 25,000 tools, at most one per data node).")
+    replicas: int | None = Field(None, ge=0, description="Replicas of new index versions; unset: one wherever a "
+                                 "second node can hold it (auto_expand_replicas 0-1).")
 
     # --- embeddings -------------------------------------------------------------------------------
     embedding_model: str = Field(
@@ -171,7 +173,7 @@ class Settings(BaseSettings):
     embedding_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
         "auto", description="What runs the model: 'torch' (sentence-transformers), 'onnx' (the model exported "
         "here to ONNX, run by ONNX Runtime on the CPU: the same embeddings), 'onnx-int8' (int8 weights: faster, "
-        "embeddings move slightly; an index records it), or 'auto' (torch, for now).",
+        "embeddings move slightly; an index records it), or 'auto' (onnx on the CPU, torch on a GPU).",
     )
 
     # --- ingest: the vector cache and the write pass (toolsift.ingest.vectorcache) ------------------

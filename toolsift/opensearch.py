@@ -205,6 +205,7 @@ def bulk_loading(client: OpenSearch, index: str) -> Iterator[None]:
         client.indices.refresh(index=index)
         if len(client.cat.segments(index=index, format="json")) > 1:
             client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=FORCE_MERGE_TIMEOUT_S)
+            client.indices.refresh(index=index)  # searchers move to the merged segment; the old files go
     finally:
         client.indices.put_settings(index=index, body={"index": {"refresh_interval": None}})
 

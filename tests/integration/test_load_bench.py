@@ -3,6 +3,10 @@ Locust on loopback (timings are figures, never asserted)."""
 
 from __future__ import annotations
 
+import os
+import socket
+from pathlib import Path
+
 import pytest
 
 from tests.integration.conftest import TenantCatalog
@@ -22,3 +26,17 @@ def test_the_load_bench_measures_the_api_and_the_floor_in_one_run(tenant_catalog
         assert service["capacity"] is None or service["hold"]["clients"] == service["capacity"]["clients"]
     assert figures["services"]["api"]["path"] == "/v1/search" and figures["services"]["floor"]["path"] == "/v1/floor"
     assert figures["ratios"]["p50_at_1_client"] > 0
+
+
+def test_a_step_in_which_no_request_completes_is_an_error_that_says_so(tmp_path: Path) -> None:
+    from toolsift.evaluation.load import NoRequestCompletedError, locust_step
+
+    with socket.socket() as silent:  # accepts connections and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        env = {**os.environ, "TOOLSIFT_LOAD_QUERIES": str(tmp_path / "queries.json")}
+        (tmp_path / "queries.json").write_text('["find a weather tool"]', encoding="utf-8")
+
+        with pytest.raises(NoRequestCompletedError, match="api: no request completed in 2 s with 1 client"):
+            locust_step("api", url, "/v1/search", 1, 2, env, tmp_path)

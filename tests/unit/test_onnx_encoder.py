@@ -99,8 +99,8 @@ def test_a_model_the_onnx_path_cannot_reproduce_is_refused_naming_the_setting_an
     assert torch.backend == "torch" and torch.dimension == 384
 
 
-def test_auto_backend_is_torch_until_the_published_rows_are_measured_on_onnx() -> None:
-    assert resolve_backend("auto", "cpu") == "torch"
+def test_auto_backend_is_onnx_on_the_cpu_and_torch_on_a_gpu() -> None:
+    assert resolve_backend("auto", "cpu") == "onnx"
     assert resolve_backend("auto", "cuda") == "torch"
     assert resolve_backend("onnx-int8", "cpu") == "onnx-int8"
     with pytest.raises(ConfigError, match="embedding_backend"):
