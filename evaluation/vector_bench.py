@@ -42,14 +42,15 @@ per variant:
 The queries are the catalog's needle queries, topped up to ``min_queries`` with the descriptions of
 a seeded random sample of the catalog's tools used as queries (their own tool is their exact top 1).
 The vectors come through the vector cache (``settings.vector_cache_path``): a catalog's descriptions
-are encoded once, whoever asks first. The bench indices are named ``toolsift-bench-vectors-*`` and
-always deleted at the end.
+are encoded once, whoever asks first. The bench indices are named ``toolsift-bench-vectors-<pid>-<token>-<n>``
+(runs side by side never touch each other's) and always deleted at the end.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -93,7 +94,7 @@ __all__ = [
     "run_vector_bench",
 ]
 
-#: The bench indices' prefix (every one is deleted at the end).
+#: The bench indices' prefix (a run adds its own token; its indices are deleted at the end).
 INDEX_PREFIX = "toolsift-bench-vectors-"
 #: The vector field measured: the tools' description vector, named as in the product's mapping.
 FIELD = vector_field("description")
@@ -164,7 +165,8 @@ class Variant:
         if self.encoding not in ENCODINGS:
             raise ConfigError(f"variant {self.name!r}: encoding {self.encoding!r} is not one of {', '.join(ENCODINGS)}")
         if self.scale not in BYTE_SCALES:
-            raise ConfigError(f"variant {self.name!r}: byte scale {self.scale!r} is not one of {', '.join(BYTE_SCALES)}")
+            raise ConfigError(f"variant {self.name!r}: byte scale {self.scale!r} is not one of "
+                              f"{', '.join(BYTE_SCALES)}")
         for label, value in (("m", self.m), ("ef_construction", self.ef_construction), ("ef_search", self.ef_search)):
             if value is not None and value < 2:
                 raise ConfigError(f"variant {self.name!r}: {label} must be at least 2, got {value}")
@@ -413,12 +415,13 @@ def _queries(scale: ScaleCatalog, corpus: _Corpus, settings: Settings, min_queri
 # The bench indices
 
 
-def _index_name(position: int) -> str:
-    return f"{INDEX_PREFIX}{position}"
+def _run_prefix() -> str:
+    """This run's index prefix: ``INDEX_PREFIX`` + the process id + a random token (two runs never meet)."""
+    return f"{INDEX_PREFIX}{os.getpid()}-{secrets.token_hex(3)}-"
 
 
-def _drop_all(client: OpenSearch) -> None:
-    client.indices.delete(index=f"{INDEX_PREFIX}*", ignore_unavailable=True, expand_wildcards="all")
+def _drop_all(client: OpenSearch, prefix: str) -> None:
+    client.indices.delete(index=f"{prefix}*", ignore_unavailable=True, expand_wildcards="all")
 
 
 def _create(client: OpenSearch, index: str, variant: Variant, dimension: int) -> None:
@@ -469,7 +472,8 @@ def _build(client: OpenSearch, index: str, variant: Variant, corpus: _Corpus, ro
     count = int(client.count(index=index)["count"])
     if count != len(corpus.ids):
         raise IndexingError(f"bench index {index} ({variant.name}) holds {count} documents, not {len(corpus.ids)}")
-    return {"index": index, "documents": count, "bulk_seconds": round(bulk_s, 3), "refresh_seconds": round(refresh_s, 3),
+    return {"index": index, "documents": count, "bulk_seconds": round(bulk_s, 3),
+            "refresh_seconds": round(refresh_s, 3),
             "merge_seconds": round(merge_s, 3), "seconds": round(bulk_s + refresh_s + merge_s, 3),
             "refresh_interval": "-1 (one refresh at the end)" if variant.merged else "1s (periodic, as a live index)"}
 
@@ -545,7 +549,8 @@ def run_vector_bench(
     if len(set(names)) != len(names):
         raise ConfigError(f"bench vectors: variant names repeat: {names}")
     if rounds < 1 or min_queries < 0:
-        raise ConfigError(f"bench vectors needs at least one round and min_queries >= 0, got {rounds} and {min_queries}")
+        raise ConfigError(f"bench vectors needs at least one round and min_queries >= 0, got {rounds} and "
+                          f"{min_queries}")
     run_started = time.perf_counter()
     load_before = os.getloadavg()[0]
     say(f"catalog: {tools:,} tools with {needles} needles")
@@ -566,12 +571,12 @@ def run_vector_bench(
     scales = {s: byte_scale(corpus.vectors, s) for s in BYTE_SCALES}
     builds: dict[tuple[str, int, int, bool, str], dict[str, Any]] = {}
     row_of = {tool_id: i for i, tool_id in enumerate(corpus.ids)}
-    _drop_all(client)
+    prefix = _run_prefix()
     try:
         for variant in variants:
             if variant.build in builds:
                 continue
-            index = _index_name(len(builds))
+            index = f"{prefix}{len(builds)}"
             rows = to_bytes(corpus.vectors, scales[variant.scale]) if variant.encoding == "byte" else corpus.vectors
             say(f"building {index}: {variant.name}")
             build = _build(client, index, variant, corpus, rows)
@@ -608,18 +613,19 @@ def run_vector_bench(
                     took[variant.name].append(took_ms)
                     wall[variant.name].append(wall_ms)
         records = []
+        dimension = int(corpus.vectors.shape[1])
         for variant in variants:
             rows_found = [[row_of[t] for t in ids if t in row_of] for ids in found[variant.name]]
             run = {asked.ids[i]: ranked_run(found[variant.name][i][:10], 10) for i in needle_rows}
             built = builds[variant.build]
             records.append({
                 "name": variant.name, "variant": asdict(variant),
-                "mapping": variant.field_mapping(corpus.vectors.shape[1]),
-                "query": variant.query([0.0])["query"]["knn"][FIELD] | {"vector": f"[{corpus.vectors.shape[1]} values]"},
+                "mapping": variant.field_mapping(dimension),
+                "query": variant.query([0.0])["query"]["knn"][FIELD] | {"vector": f"[{dimension} values]"},
                 "recall@10": round(float(np.mean([recall_at(f, sims[i], 10) for i, f in enumerate(rows_found)])), 4),
                 "recall@100": round(float(np.mean([recall_at(f, sims[i], K) for i, f in enumerate(rows_found)])), 4),
-                "recall@10_needle": round(float(np.mean([recall_at(rows_found[i], sims[i], 10) for i in needle_rows])), 4)
-                if needle_rows else None,
+                "recall@10_needle": round(float(np.mean([recall_at(rows_found[i], sims[i], 10)
+                                                         for i in needle_rows])), 4) if needle_rows else None,
                 "hits_short": sum(1 for f in found[variant.name] if len(f) < min(K, len(corpus.ids))),
                 "ndcg@10": round(evaluate(asked.qrels, run, ["ndcg@10"])["ndcg@10"], 4) if needle_rows else 0.0,
                 "latency": {"took_ms": _summary(took[variant.name]), "wall_ms": _summary(wall[variant.name]),
@@ -628,7 +634,7 @@ def run_vector_bench(
                 **({"byte_scale": round(scales[variant.scale], 3)} if variant.encoding == "byte" else {}),
             })
     finally:
-        _drop_all(client)
+        _drop_all(client, prefix)
     info = client.info()
     needle_count = len(needle_rows)
     return {

@@ -114,6 +114,8 @@ class QueryBuilder:
         entity: ``"tool"`` to search tools only, ``None`` for tools and agents together.
         scope: the caller's tenant and the request's filters (agents, tags), carried inside every
             first-stage query (:mod:`toolsift.query.scope`).
+        ef_search: how wide each first-stage k-NN clause searches the HNSW graph (its
+            ``method_parameters.ef_search``); None: k, the engine's own choice.
     """
 
     def __init__(
@@ -123,11 +125,13 @@ class QueryBuilder:
         candidates: int = 100,
         entity: str | None = "tool",
         scope: Scope = UNSCOPED,
+        ef_search: int | None = None,
     ) -> None:
         self.field_weights = dict(field_weights)
         self.candidates = candidates
         self.entity = entity
         self.scope = scope
+        self.ef_search = ef_search
 
     # --- first stage ------------------------------------------------------------------------------
     def _entity_filter(self) -> list[dict[str, Any]]:
@@ -190,6 +194,8 @@ class QueryBuilder:
         the document, or inside the nested field ``nested`` on its sub-documents (which carry only the
         tenant boundary)."""
         spec: dict[str, Any] = {"vector": list(vector), "k": k or self.candidates}
+        if self.ef_search:  # the Lucene engine searches max(k, ef_search) wide
+            spec["method_parameters"] = {"ef_search": self.ef_search}
         clauses = self.scope.nested_clauses(nested) if nested else self._entity_filter()
         if clauses:
             spec["filter"] = {"bool": {"filter": clauses}}

@@ -398,6 +398,7 @@ class Searcher:
             candidates=max(depth, self.settings.candidates),
             entity=entity,
             scope=scope,
+            ef_search=self.settings.knn_ef_search,
         )
 
     def _full_doc(

@@ -199,6 +199,10 @@ class Settings(BaseSettings):
         "minmax", description="How the hybrid first stage fuses its sub-queries: minmax (weighted) or rrf."
     )
     candidates: int = Field(100, ge=1, le=1000, description="First-stage candidates re-scored per query.")
+    knn_ef_search: int | None = Field(
+        None, ge=1, le=10_000, description="How wide each first-stage k-NN clause searches its HNSW graph "
+        "(method_parameters.ef_search); unset: k (the candidates). 2 x candidates raised dense recall@100 against "
+        "exact search from 0.953 to 0.988 at 10k tools for about 1 ms (toolsift bench vectors).")
     field_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS))
     derived_weight: float = Field(
         0.5, ge=0.0, le=1.0,

@@ -672,3 +672,22 @@ def test_hit_identity_reads_doc_values_when_there_is_no_id() -> None:
     with pytest.raises(BadQueryError):
         hit_identity({"fields": {}})
 
+
+
+def _knn_specs(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, dict):
+        found = [spec for path, spec in node["knn"].items()] if "knn" in node else []
+        return found + [s for v in node.values() for s in _knn_specs(v)]
+    if isinstance(node, list):
+        return [s for v in node for s in _knn_specs(v)]
+    return []
+
+
+def test_every_first_stage_knn_clause_searches_as_wide_as_ef_search_when_it_is_set() -> None:
+    sq = _sq(args={"city": "Paris"}, needs=2)
+    wide = QueryBuilder(field_weights=WEIGHTS, candidates=100, ef_search=200).candidates_body(sq, _vectors(sq), "hybrid")
+    plain = QueryBuilder(field_weights=WEIGHTS, candidates=100).candidates_body(sq, _vectors(sq), "hybrid")
+
+    assert len(_knn_specs(wide)) >= 5
+    assert all(spec["method_parameters"] == {"ef_search": 200} and spec["k"] == 100 for spec in _knn_specs(wide))
+    assert all("method_parameters" not in spec for spec in _knn_specs(plain))
