@@ -1,4 +1,4 @@
-"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``, ``bench prompts``, ``bench outage``, ``bench freshness``, ``bench opensearch``, ``bench catalog``, ``bench scale``, ``bench node-loss``, ``bench ingest``, ``bench encoder``, ``bench vectors``."""
+"""``toolsift bench``: ``bench [latency] DATASET_DIR``, ``bench load DATASET_DIR``, ``bench failover``, ``bench rerank``, ``bench screen``, ``bench prompts``, ``bench outage``, ``bench freshness``, ``bench opensearch``, ``bench catalog``, ``bench scale``, ``bench node-loss``, ``bench ingest``, ``bench encoder``, ``bench vectors``, ``bench shards``."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ def bench() -> None:
     measured as that catalog grows (`bench scale`); one node of a three-node cluster lost under load
     (`bench node-loss`); a catalog's ingest held to plain sentence-transformers encoding its texts
     (`bench ingest`); the embedding backends' speed and their effect on exact dense retrieval
-    (`bench encoder`); the k-NN encoding and HNSW parameters against exact search (`bench vectors`)."""
+    (`bench encoder`); the k-NN encoding and HNSW parameters against exact search (`bench vectors`);
+    shards, routing, the tenant-filtered nested k-NN and primary vs replica answers on a cluster
+    (`bench shards`)."""
 
 
 @bench.command(_DEFAULT)

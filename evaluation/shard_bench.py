@@ -430,15 +430,16 @@ def _latency(runs: Sequence[tuple[str, SearchBackend, _Tuned]], needles: Sequenc
     walls: dict[str, dict[str, list[float]]] = {name: {v: [] for v in variants} for name, _, _ in runs}
     failed: dict[str, str] = {}
 
-    def one(backend: SearchBackend, tuned: _Tuned, variant: str, text: str, agent: str) -> float:
+    def one(backend: SearchBackend, tuned: _Tuned, variant: str, text: str, agent: str) -> tuple[float, list[str]]:
         params: dict[str, str] = {"session": {"preference": _SESSION}, "dfs": {"search_type": "dfs_query_then_fetch"},
                                   "server_routed": {"routing": agent}}.get(variant, {})
         agents = (agent,) if variant.startswith("server") else ()
         tuned.params = params
         try:
             started = time.perf_counter()
-            backend.search(SearchRequest(query=text, top_k=10, explain=False, agents=agents))
-            return (time.perf_counter() - started) * 1000
+            response = backend.search(SearchRequest(query=text, top_k=10, explain=False, agents=agents))
+            ms = (time.perf_counter() - started) * 1000
+            return ms, [t.doc_id for t in response.result.tools] if response.result is not None else []
         finally:
             tuned.params = {}
 
@@ -449,14 +450,20 @@ def _latency(runs: Sequence[tuple[str, SearchBackend, _Tuned]], needles: Sequenc
                     one(backend, tuned, variant, text, agent)
                 except TransportError as exc:
                     failed[f"{name} {variant}"] = f"{exc.status_code} {str(exc.info)[:200]}"
+    server: dict[str, dict[str, list[list[str]]]] = {name: {"server_unrouted": [], "server_routed": []}
+                                                     for name, _, _ in runs}
     for r in range(rounds):
         say(f"latency round {r + 1}/{rounds}: {len(needles)} queries x {len(runs)} indices x {len(variants)} variants")
         for _, text, agent in needles:
             for name, backend, tuned in runs:
                 for variant in variants:
                     if f"{name} {variant}" not in failed:
-                        walls[name][variant].append(one(backend, tuned, variant, text, agent))
-    return {"rounds": rounds, "queries": len(needles), "refused": failed,
+                        ms, ids = one(backend, tuned, variant, text, agent)
+                        walls[name][variant].append(ms)
+                        if r == 0 and variant in server[name]:
+                            server[name][variant].append(ids)
+    same = {name: sum(a == b for a, b in zip(by["server_unrouted"], by["server_routed"])) for name, by in server.items()}
+    return {"rounds": rounds, "queries": len(needles), "refused": failed, "server_routed_same_top10": same,
             "wall_ms": {name: {v: percentiles(w) for v, w in by.items()} for name, by in walls.items()},
             "measured": "sequential single-client SearchBackend.search calls in process (no HTTP), wall clock"}
 

@@ -24,6 +24,8 @@ SUBCOMMANDS = [
     ["bench", "scale"],
     ["bench", "ingest"],
     ["bench", "encoder"],
+    ["bench", "vectors"],
+    ["bench", "shards"],
     ["bench", "prompts"],
     ["bench", "node-loss"],
     ["history", "show"],
