@@ -7,6 +7,8 @@ built with the same embedding model, and installs the search pipelines once.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -38,10 +40,17 @@ from toolsift.search.planner import PlannerParams, plan_search, rank_planned
 from toolsift.search.querylog import QueryLog
 from toolsift.search.records import Method, RequestedLevel, SearchResult, StepRanking
 
-__all__ = ["Searcher", "PLANNER_KEY", "planner_params"]
+__all__ = ["Searcher", "PLANNER_KEY", "planner_params", "copies_for"]
 
 #: Where a weights artifact's ``config`` holds the multi-need parameters it was tuned with.
 PLANNER_KEY = "planner"
+
+
+def copies_for(sq: StructuredQuery) -> str:
+    """The ``preference`` a query's first stage is sent with: the same request reads the same shard
+    copies, so it gets the same answer (a primary and its replica can rank near-ties apart: their
+    segments differ); other requests still spread over the copies."""
+    return "q" + hashlib.blake2b(json.dumps(sq.to_dict(), sort_keys=True).encode(), digest_size=8).hexdigest()
 
 
 def planner_params(artifact: WeightsArtifact | None, settings: Settings) -> PlannerParams:
@@ -415,7 +424,8 @@ class Searcher:
         kind: Kind | Literal["hybrid"] = "hybrid" if retriever == "hybrid" else kinds_for(retriever)[0]
         text = sq.text or sq.tool_needs[0].user_intent
         body = self._builder(depth, entity, scope).full_doc_body(text, vectors.get(text), kind, depth)
-        params = {"search_pipeline": self._pipelines["fulldoc-hybrid"]} if kind == "hybrid" else {}
+        params = {"preference": copies_for(sq),
+                  **({"search_pipeline": self._pipelines["fulldoc-hybrid"]} if kind == "hybrid" else {})}
         t0 = time.perf_counter()
         answer = self.client.search(index=self.settings.index, body=body, params=params)
         timings["candidates"] = (time.perf_counter() - t0) * 1000
@@ -483,7 +493,8 @@ class Searcher:
         body = self._builder(depth, entity, scope).candidates_with_field_scores_body(
             sq, vectors, retriever, parameters=parameters, documents=documents)
         pipeline = self.first_stage_pipeline(retriever)
-        params = {"include_named_queries_score": "true", **({"search_pipeline": pipeline} if pipeline else {})}
+        params = {"include_named_queries_score": "true", "preference": copies_for(sq),
+                  **({"search_pipeline": pipeline} if pipeline else {})}
         t0 = time.perf_counter()
         answer = self.client.search(index=self.settings.index, body=body, params=params)
         timings["candidates"] = (time.perf_counter() - t0) * 1000
