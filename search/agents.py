@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolsift.errors import BadQueryError, ClusterError, IndexMismatchError
 from toolsift.mappings import F, vector_field
-from toolsift.opensearch import cap_terms
+from toolsift.opensearch import cap_terms, wire_vector
 from toolsift.plugin_scripts.pipelines import pipeline_templates, render_pipeline
 from toolsift.query.builder import fetch_spec, hit_identity
 from toolsift.query.scope import UNSCOPED, Scope
@@ -209,7 +209,7 @@ class StepRetriever:
             t0 = time.perf_counter()
             matrix = self.searcher.embedder.encode_query(missing)
             timings["encode"] = timings.get("encode", 0.0) + (time.perf_counter() - t0) * 1000
-            vectors = {t: matrix[i].tolist() for i, t in enumerate(missing)}
+            vectors = {t: wire_vector(matrix[i]) for i, t in enumerate(missing)}
         t0 = time.perf_counter()
         found = {t: memo[(retriever, key, t)] for t in texts if (retriever, key, t) in memo}
         ranked = self._entities(missing, vectors, retriever, scope) if missing else []

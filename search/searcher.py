@@ -21,7 +21,7 @@ from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError, ConfigError
 from toolsift.mappings import F
 from toolsift.mappings.index import IndexInfo, IndexManager
-from toolsift.opensearch import cosine_from_lucene
+from toolsift.opensearch import cosine_from_lucene, wire_vector
 from toolsift.plugin_scripts.pipelines import ensure_pipelines
 from toolsift.query.builder import QueryBuilder, hit_identity, parse_field_scores
 from toolsift.query.scope import UNSCOPED, Scope
@@ -399,7 +399,7 @@ class Searcher:
         texts = [sq.text or sq.tool_needs[0].user_intent] if method == "full-doc" else sq.all_texts()
         matrix = self.embedder.encode_query(texts)
         timings["encode"] = (time.perf_counter() - t0) * 1000
-        return {t: matrix[i].tolist() for i, t in enumerate(texts)}
+        return {t: wire_vector(matrix[i]) for i, t in enumerate(texts)}
 
     def _builder(self, depth: int, entity: str | None, scope: Scope = UNSCOPED) -> QueryBuilder:
         return QueryBuilder(

@@ -15,7 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from opensearchpy import OpenSearch, Transport
+import numpy as np
+import orjson
+from opensearchpy import JSONSerializer, OpenSearch, Transport
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import TransportError
 
@@ -24,7 +26,7 @@ from toolsift.errors import ClusterError
 
 __all__ = ["connect", "make_client", "check_plugins", "ensure_index", "bulk_loading", "REQUIRED_PLUGINS",
            "PluginReport", "cap_terms", "cosine_from_lucene", "TERM_BUDGET", "WholeAnswerTransport",
-           "LOST_COPY_FAILURES"]
+           "LOST_COPY_FAILURES", "FastJSONSerializer", "wire_vector"]
 
 #: Plugin → the names it is listed under by ``_cat/plugins``: the official distribution lists the
 #: plugin's name, the embedded runner (plugins loaded from the classpath) its class name.
@@ -97,6 +99,32 @@ class WholeAnswerTransport(Transport):
             time.sleep(0.1 * attempt)
 
 
+class FastJSONSerializer(JSONSerializer):
+    """opensearch-py's serializer with request bodies written by orjson: ~10x faster on the large
+    bodies a search sends (a k-NN vector per field twice over); anything orjson cannot write goes
+    through opensearch-py's own ``default`` (dates, decimals, UUIDs)."""
+
+    def dumps(self, data: Any) -> str:
+        if isinstance(data, str):
+            return data
+        try:
+            return orjson.dumps(data, default=self.default,
+                                option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS).decode()
+        except TypeError:  # e.g. an int beyond 64 bits: the standard library's writer as opensearch-py has it
+            return str(super().dumps(data))
+
+
+def wire_vector(vector: np.ndarray) -> list[float]:
+    """A float32 vector as the shortest decimals that parse back to the same float32s.
+
+    OpenSearch reads query vectors as float32, so nothing it computes changes; the request carries
+    ~9 digits per value instead of the 17 a float64 ``repr`` writes (a search's body ~40% smaller).
+    """
+    values: list[float] = orjson.loads(orjson.dumps(np.asarray(vector, dtype=np.float32),
+                                                    option=orjson.OPT_SERIALIZE_NUMPY))
+    return values
+
+
 def make_client(settings: Settings) -> OpenSearch:
     """An opensearch-py client for ``settings.effective_url`` (every URL of a comma-separated list, for
     failover: a request that cannot reach one node, or that it answers 502-504, is sent to the next; a
@@ -122,6 +150,7 @@ def make_client(settings: Settings) -> OpenSearch:
         max_retries=2,
         retry_on_timeout=True,
         transport_class=WholeAnswerTransport,
+        serializer=FastJSONSerializer(),
         http_compress=False,
     )
 
