@@ -169,10 +169,9 @@ def scale_layout(tools: int, nodes: int, *, shards: int | None = None, replicas:
     Raises:
         ConfigError: fewer than one tool or node, or fewer than one shard or replicas below 0.
     """
-    chosen = index_layout(tools, nodes, shards=shards, replicas=replicas)
+    chosen = index_layout(tools, nodes, shards=shards, replicas=replicas, given_as=("--shards", "--replicas"))
     return Layout(chosen.shards, chosen.replicas if chosen.replicas is not None else (1 if nodes > 1 else 0),
-                  chosen.rule.replace("given: shards", "given: --shards").replace(", replicas", ", --replicas")
-                  .replace("given: replicas", "given: --replicas"))
+                  chosen.rule)
 
 
 # ---------------------------------------------------------------------------------------------

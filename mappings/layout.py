@@ -38,11 +38,12 @@ class Layout:
     rule: str
 
 
-def index_layout(tools: int, data_nodes: int, *, shards: int | None = None,
-                 replicas: int | None = None) -> Layout:
+def index_layout(tools: int, data_nodes: int, *, shards: int | None = None, replicas: int | None = None,
+                 given_as: tuple[str, str] = ("shards", "replicas")) -> Layout:
     """The layout of an index of ``tools`` tools on a cluster of ``data_nodes`` data nodes.
 
-    ``shards`` / ``replicas`` override the rule (the ``shards`` / ``replicas`` settings).
+    ``shards`` / ``replicas`` override the rule (the ``shards`` / ``replicas`` settings); the rule
+    names an override as the caller's user gives it (``given_as``: a setting's name, a CLI option).
 
     Raises:
         ConfigError: fewer than one tool or node, fewer than one shard, or replicas below 0.
@@ -55,6 +56,7 @@ def index_layout(tools: int, data_nodes: int, *, shards: int | None = None,
             "wherever a second node can hold it")
     chosen = shards if shards is not None else min(data_nodes, max(1, math.ceil(tools / SHARD_TOOLS)))
     if shards is not None or replicas is not None:
-        given = [f"shards {shards}" if shards is not None else "", f"replicas {replicas}" if replicas is not None else ""]
+        given = [f"{given_as[0]} {shards}" if shards is not None else "",
+                 f"{given_as[1]} {replicas}" if replicas is not None else ""]
         rule = "given: " + ", ".join(p for p in given if p) + f" (else the rule: {rule})"
     return Layout(chosen, replicas, rule)

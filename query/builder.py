@@ -64,6 +64,12 @@ def fetch_spec(*, with_parameters: bool = False, with_documents: bool = False) -
     return {"stored_fields": "_none_", "docvalue_fields": HIT_FIELDS}
 
 
+def _fetch(sq: StructuredQuery, parameters: bool | None, documents: bool) -> dict[str, Any]:
+    """:func:`fetch_spec` of an exact-score request: parameter lists as asked, else when the query has arguments."""
+    return fetch_spec(with_parameters=bool(sq.extracted_arguments) if parameters is None else parameters,
+                      with_documents=documents)
+
+
 def hit_identity(hit: Mapping[str, Any]) -> HitIdentity:
     """Read a hit's identity from its doc values (``_id`` is absent without stored fields)."""
     values: Mapping[str, list[Any]] = hit.get("fields") or {}
@@ -275,10 +281,7 @@ class QueryBuilder:
         """
         return {
             "size": len(ids),
-            **fetch_spec(
-                with_parameters=bool(sq.extracted_arguments) if parameters is None else parameters,
-                with_documents=documents,
-            ),
+            **_fetch(sq, parameters, documents),
             "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}],
                                "should": self._field_score_clauses(sq, vectors, retriever)}},
         }
@@ -304,10 +307,7 @@ class QueryBuilder:
                 if k not in ("stored_fields", "_source", "docvalue_fields")}
         return {
             **body,
-            **fetch_spec(
-                with_parameters=bool(sq.extracted_arguments) if parameters is None else parameters,
-                with_documents=documents,
-            ),
+            **_fetch(sq, parameters, documents),
             "post_filter": {"bool": {"must": [{"match_all": {}}],
                                      "should": self._field_score_clauses(sq, vectors, retriever)}},
         }

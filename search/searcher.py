@@ -488,8 +488,7 @@ class Searcher:
         candidate's reranker text when ``documents``). One request: the exact scores are computed
         in its fetch phase (:meth:`~toolsift.query.builder.QueryBuilder.candidates_with_field_scores_body`)."""
         timings = timings if timings is not None else {}
-        if parameters is None:
-            parameters = isinstance(self.ranker, MFTRRanker) or bool(sq.extracted_arguments)
+        parameters = self._wants_parameters(sq, parameters)
         body = self._builder(depth, entity, scope).candidates_with_field_scores_body(
             sq, vectors, retriever, parameters=parameters, documents=documents)
         pipeline = self.first_stage_pipeline(retriever)
@@ -504,6 +503,13 @@ class Searcher:
         }
         signals = parse_field_scores(answer, sq, retriever, first_stage)
         return {doc_id: signals[doc_id] for doc_id in first_stage if doc_id in signals}
+
+    def _wants_parameters(self, sq: StructuredQuery, parameters: bool | None) -> bool:
+        """Whether the candidates' parameter lists are fetched: as asked, else when MFTR ranks (its
+        penalty needs them always) or the query has arguments."""
+        if parameters is None:
+            return isinstance(self.ranker, MFTRRanker) or bool(sq.extracted_arguments)
+        return parameters
 
     def first_stage_pipeline(self, retriever: Retriever | None = None) -> str | None:
         """The id of the search pipeline ``retriever``'s first stage runs through (None: no pipeline)."""
@@ -543,8 +549,7 @@ class Searcher:
         """
         if not ids:
             return {}
-        if parameters is None:
-            parameters = isinstance(self.ranker, MFTRRanker) or bool(sq.extracted_arguments)
+        parameters = self._wants_parameters(sq, parameters)
         exact = self.client.search(
             index=self.settings.index,
             body=self._builder(len(ids), None).field_scores_body(
