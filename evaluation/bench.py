@@ -39,7 +39,7 @@ from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.ingest.pipeline import ingest_catalog, normalised_records
 from toolsift.mappings import AgentDoc, F, ToolDoc, vector_field
 from toolsift.mappings.index import IndexManager
-from toolsift.opensearch import cap_terms
+from toolsift.opensearch import cap_terms, wire_vector
 from toolsift.search import SearchBackend, SearchRequest
 
 __all__ = ["run_bench", "SEARCH_VARIANTS", "SAMPLING"]
@@ -127,7 +127,7 @@ def run_bench(
         client.search(index=alias, body={"size": 10, "_source": [F.tool_id], "query": {"match": {F.full_doc: cap_terms(q)}}})
 
     def dense_floor(q: str) -> None:
-        vector = embedder.encode_query([q])[0].tolist()
+        vector = wire_vector(embedder.encode_query([q])[0])  # sent as the search backend sends its vectors
         client.search(
             index=alias,
             body={"size": 10, "_source": [F.tool_id], "query": {"knn": {vector_field(F.full_doc): {"vector": vector, "k": 10}}}},

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from toolsift.config import Settings, get_settings
 from toolsift.mappings import F, vector_field
+from toolsift.opensearch import wire_vector
 
 __all__ = ["floor_app", "app_from_environment"]
 
@@ -43,7 +44,7 @@ def floor_app(settings: Settings) -> FastAPI:
 
     @app.post("/v1/floor")
     def floor(body: FloorBody) -> dict[str, Any]:
-        vector = state["embedder"].encode_query([body.query], cache=False)[0].tolist()
+        vector = wire_vector(state["embedder"].encode_query([body.query], cache=False)[0])  # as the API sends them
         answer = state["client"].search(index=settings.index, body={
             "size": 10, "_source": [F.tool_id],
             "query": {"knn": {vector_field(F.full_doc): {"vector": vector, "k": 10}}}})

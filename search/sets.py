@@ -21,7 +21,7 @@ from toolsift.errors import BadQueryError, ConfigError
 from toolsift.ingest.history import index_history
 from toolsift.mappings import F, vector_field
 from toolsift.mappings.history import history_alias
-from toolsift.opensearch import cosine_from_lucene
+from toolsift.opensearch import cosine_from_lucene, wire_vector
 from toolsift.query.builder import knn_score_query
 from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.decompose import split_needs
@@ -110,8 +110,8 @@ class SetRecommender:
         need_votes: list[dict[str, float]] = []
         cooccurrence: dict[str, dict[str, int]] = {}
         if self.history is not None:
-            bundles = tuple(self.history.acquire(text, matrix[0].tolist()))
-            need_votes = self.history.query_votes([v.tolist() for v in matrix[1:]])
+            bundles = tuple(self.history.acquire(text, wire_vector(matrix[0])))
+            need_votes = self.history.query_votes([wire_vector(v) for v in matrix[1:]])
             examined = {t for b in sorted(bundles, key=lambda b: -b.vote)[:_BUNDLES_EXAMINED] for t in b.bundle.tools}
             examined |= {t for b in sorted(bundles, key=lambda b: -b.bm25)[:_BUNDLES_EXAMINED] for t in b.bundle.tools}
             cooccurrence = self.history.cooccurrence(sorted(examined))
@@ -170,7 +170,7 @@ class SetRecommender:
         body: list[dict[str, Any]] = []
         for vector in need_vectors:
             body += [{"index": self.searcher.settings.index}, {
-                "size": len(ids), "_source": [F.name], "query": self._scoped(knn_score_query(field_name, vector.tolist(), ids=ids)),
+                "size": len(ids), "_source": [F.name], "query": self._scoped(knn_score_query(field_name, wire_vector(vector), ids=ids)),
             }]
         out: dict[str, np.ndarray] = {}
         names: dict[str, str] = {}
