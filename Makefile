@@ -41,7 +41,7 @@ demo: node
 test test-slow: export TOOLSIFT_NODE_ML_COMMONS := true
 
 test: node browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=30
 
 test-slow: node
 	$(BIN)/python -m pytest -m slow

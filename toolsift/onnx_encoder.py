@@ -41,7 +41,7 @@ import numpy as np
 
 from toolsift.errors import ConfigError
 
-__all__ = ["BACKENDS", "OnnxEncoder", "export_onnx"]
+__all__ = ["BACKENDS", "OnnxEncoder", "export_onnx", "padded_batches"]
 
 #: The values of ``embedding_backend`` (``auto`` resolves to one of the others).
 BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
@@ -182,6 +182,41 @@ class _Hidden:
         return Hidden()
 
 
+#: A batch's padding may add this share of its texts' own tokens ...
+PADDING_SHARE = 0.25
+#: ... plus this many tokens (about what one more model call costs): short texts still share a call.
+PADDING_ALLOWANCE = 64
+
+
+def padded_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """The rows of each model call: texts sorted by token count, cut into batches of at most
+    ``batch_size`` whose padding (every row padded to the batch's longest) stays within
+    :data:`PADDING_SHARE` of their own tokens plus :data:`PADDING_ALLOWANCE`.
+
+    A request's texts (a whole request and its needs: 8, 10, 15 and 40 tokens) no longer pay four
+    rows of 40; a catalog's sorted texts, whose neighbours differ little, still fill whole batches.
+    ONNX Runtime's embedding of a row does not depend on the other rows or the padding (checked bit
+    for bit in the tests), so the cut changes no vector.
+
+    Example:
+        >>> [list(b) for b in padded_batches(np.array([40, 8, 15, 10]), 64)]
+        [[1, 3, 2], [0]]
+    """
+    order = np.argsort(lengths, kind="stable")
+    batches: list[np.ndarray] = []
+    start, tokens = 0, 0
+    for end, row in enumerate(order):
+        n = int(lengths[row])
+        rows = end - start + 1
+        if rows > 1 and (rows > batch_size or rows * n > (1 + PADDING_SHARE) * (tokens + n) + PADDING_ALLOWANCE):
+            batches.append(order[start:end])
+            start, tokens = end, 0
+        tokens += n
+    if len(order):
+        batches.append(order[start:])
+    return batches
+
+
 class OnnxEncoder:
     """A sentence-transformers model run by ONNX Runtime on the CPU.
 
@@ -216,10 +251,8 @@ class OnnxEncoder:
         """Unit-length (when the model normalises) embeddings of ``texts``, in their order."""
         encodings = self._tokenizer.encode_batch(list(texts))
         lengths = np.array([len(e.ids) for e in encodings])
-        order = np.argsort(lengths, kind="stable")
         result: np.ndarray | None = None
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
+        for rows in padded_batches(lengths, batch_size):
             width = int(lengths[rows].max())
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)

@@ -11,6 +11,7 @@ row is written to ``build/figures/<run>.json``, so a failing row can be compared
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +43,14 @@ def measured(client: Any, base_settings: Any, embedder: Any, datasets: Path,
 
     def get(run_id: str) -> dict[str, dict[str, float]]:
         if run_id not in done:
+            started = time.perf_counter()
             result = RUNS[run_id].execute(context)
+            seconds = round(time.perf_counter() - started, 1)
             done[run_id] = rows_of(result)
             MEASURED.mkdir(parents=True, exist_ok=True)
             (MEASURED / f"{run_id.replace('/', '__')}.json").write_text(
-                json.dumps({"run": run_id, "command": RUNS[run_id].command, "rows": done[run_id], "result": result},
+                json.dumps({"run": run_id, "command": RUNS[run_id].command, "seconds": seconds, "rows": done[run_id],
+                            "result": result},
                            indent=1, ensure_ascii=False, default=str), encoding="utf-8")
         return done[run_id]
 

@@ -20,7 +20,10 @@ from toolsift.ingest.embed import document_texts
 from toolsift.ingest.loaders import load_catalog
 from toolsift.ingest.pipeline import normalised_records
 from toolsift.mappings import ToolDoc
-from toolsift.onnx_encoder import OnnxEncoder, export_onnx
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolsift.onnx_encoder import PADDING_ALLOWANCE, PADDING_SHARE, OnnxEncoder, export_onnx, padded_batches
 
 DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
 
@@ -57,6 +60,40 @@ def test_onnx_backend_gives_torch_s_embeddings(texts: list[str], torch_vectors: 
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     # queries and single texts take the same path as batches
     assert np.allclose(onnx.encode_query(texts[:3], cache=False), vectors[:3], atol=1e-5)
+
+
+def test_a_text_s_embedding_is_the_same_bit_for_bit_alone_or_in_any_batch(texts: list[str], cache: Path) -> None:
+    onnx = Embedder(device="cpu", backend="onnx", cache_dir=cache)
+    sample = texts[::5]
+
+    together = onnx.encode_document(sample)
+    alone = np.stack([onnx.encode_document([t])[0] for t in sample])
+    one_padded_batch = onnx._onnx.encode(sample, batch_size=len(sample)) if onnx._onnx is not None else together
+
+    assert (together == alone).all() and (one_padded_batch == alone).all()
+
+
+@given(st.lists(st.integers(min_value=1, max_value=256), max_size=300), st.integers(min_value=1, max_value=64))
+def test_batches_hold_every_text_once_shortest_first_within_the_size_and_the_padding_bound(
+    lengths: list[int], batch_size: int
+) -> None:
+    array = np.array(lengths, dtype=np.int64)
+
+    batches = padded_batches(array, batch_size)
+
+    rows = [int(r) for batch in batches for r in batch]
+    assert sorted(rows) == list(range(len(lengths)))
+    assert [array[r] for r in rows] == sorted(lengths)  # shortest first, so each batch's width is its last row's
+    for batch in batches:
+        own, width = int(array[batch].sum()), int(array[batch].max())
+        assert 1 <= len(batch) <= batch_size
+        assert len(batch) == 1 or len(batch) * width <= (1 + PADDING_SHARE) * own + PADDING_ALLOWANCE
+
+
+def test_a_request_s_texts_are_not_all_padded_to_the_whole_request_while_a_catalog_s_fill_batches() -> None:
+    assert [list(b) for b in padded_batches(np.array([40, 8, 15, 10]), 64)] == [[1, 3, 2], [0]]
+    similar = np.array([30 + i % 4 for i in range(256)])
+    assert [len(b) for b in padded_batches(similar, 64)] == [64, 64, 64, 64]
 
 
 def test_int8_backend_stays_close_to_torch_and_is_another_model_to_an_index(

@@ -44,3 +44,26 @@ def test_what_orjson_refuses_goes_through_the_standard_writer() -> None:
     huge = {"n": 2**70, "text": "lone \ud800 surrogate"}
 
     assert FastJSONSerializer().dumps(huge) == JSONSerializer().dumps(huge)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@given(json_values)
+def test_the_fast_serializer_reads_an_answer_as_opensearch_py_reads_it(value: object) -> None:
+    answer = json.dumps(value)
+
+    assert FastJSONSerializer().loads(answer) == JSONSerializer().loads(answer)
+
+
+def test_what_orjson_will_not_read_goes_through_the_standard_reader() -> None:
+    for answer in ('{"score": NaN}', '{"text": "lone \\ud800 surrogate"}'):
+        read = FastJSONSerializer().loads(answer)
+        assert json.dumps(read) == json.dumps(JSONSerializer().loads(answer))
+    # OpenSearch writes no integer past 64 bits (unsigned_long ends at 2**64 - 1, read exactly)
+    assert FastJSONSerializer().loads('{"n": 18446744073709551615}') == {"n": 2**64 - 1}

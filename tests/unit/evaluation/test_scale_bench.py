@@ -16,6 +16,7 @@ from toolsift.evaluation.scale_bench import (
     FIGURES,
     RESULTS_FILE,
     compound_entries,
+    derive_embedding,
     files_by_kind,
     growth,
     growth_rows,
@@ -36,7 +37,8 @@ def _record(tools: int, *, p50: float, ndcg: float, disk_per_tool: float) -> dic
     return {
         "tools": tools,
         "layout": {"shards": 1 if tools < 25_000 else 3, "replicas": 1, "rule": "the rule", "index": f"x-scale-{tools}"},
-        "embedding": {"seconds": tools / 100, "cumulative_seconds": tools / 100, "texts_per_s": 100.0},
+        "embedding": {"seconds": tools / 100, "cumulative_seconds": tools / 100, "texts_per_s": 100.0,
+                      "texts_encoded": 5 * tools, "texts_cached": 0},
         "ingest": {"seconds": tools / 50, "tools_per_s": 50.0},
         "disk": {"primaries_bytes_per_tool": disk_per_tool, "total_bytes_per_tool": 2 * disk_per_tool,
                  "kinds_per_tool": {"stored_fields": 20_000.0, "doc_values": 9_000.0, "vectors": 9_500.0}},
@@ -117,6 +119,24 @@ def test_projections_follow_the_power_law_and_quality_a_line_in_log_size_cut_to_
     assert set(projected["methods"]) == {"power_law", "log_line"}
 
 
+def test_a_catalogs_embedding_is_priced_at_the_rate_of_the_largest_size_that_encoded_and_projected_with_its_texts(
+        recorded: dict[str, Any]) -> None:
+    sizes = recorded["sizes"]
+    sizes["1000"]["embedding"] = {"seconds": 0.2, "texts_encoded": 0, "texts_cached": 5_000, "texts_per_s": None}
+    sizes["10000"]["embedding"] = {"seconds": 200.0, "texts_encoded": 45_000, "texts_cached": 5_000,
+                                   "texts_per_s": 225.0}
+    sizes["100000"]["embedding"] = {"seconds": 1.5, "texts_encoded": 500, "texts_cached": 499_500,
+                                    "texts_per_s": 333.3}  # too few texts encoded to price a catalog
+
+    derive_embedding(recorded)
+
+    assert [sizes[n]["embedding"]["catalog_seconds_at_rate"] for n in ("1000", "10000", "100000")] == [
+        pytest.approx(5_000 / 225, abs=0.1), pytest.approx(50_000 / 225, abs=0.1), pytest.approx(500_000 / 225, abs=0.1)]
+    projected = projections(recorded, [1_000_000])["figures"]
+    assert projected["embedding_catalog_s"]["1000000"] == pytest.approx(5_000_000 / 225, rel=1e-3)
+    assert "embedding_cumulative_s" not in projected  # what the cache held before decides it
+
+
 def test_one_size_has_a_ratio_but_no_exponent_and_no_projection(recorded: dict[str, Any]) -> None:
     one = {**recorded, "sizes": {"1000": recorded["sizes"]["1000"]}}
 
@@ -141,6 +161,7 @@ def test_the_summary_has_a_row_per_size_measured_then_per_size_projected(recorde
 
 
 def test_the_growth_table_shows_each_figure_from_the_smallest_to_the_largest_size(recorded: dict[str, Any]) -> None:
+    derive_embedding(recorded)  # as writing the outputs does
     headers, rows = growth_rows(recorded)
 
     assert headers[1:3] == ["at 1,000", "at 100,000"]
@@ -210,7 +231,10 @@ def test_sizes_already_measured_are_skipped_without_touching_a_cluster(recorded:
                               [1_000, 100_000], project=[1_000_000])
 
     assert results["skipped"] == [1_000, 100_000]
-    assert results["sizes"]["10000"] == recorded["sizes"]["10000"]
+    kept = results["sizes"]["10000"]
+    assert {k: v for k, v in kept.items() if k != "embedding"} == {
+        k: v for k, v in recorded["sizes"]["10000"].items() if k != "embedding"}
+    assert recorded["sizes"]["10000"]["embedding"].items() <= kept["embedding"].items()  # only derived keys added
     assert results["runs"][-1]["measured"] == []
     assert (tmp_path / "scale.png").is_file()
 
