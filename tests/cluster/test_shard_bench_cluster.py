@@ -16,7 +16,10 @@ from toolsift.evaluation.shard_bench import routing_shard, run_shard_bench
 from toolsift.opensearch import connect
 from toolsift.plugin_scripts import LocalCluster
 
-pytestmark = pytest.mark.cluster
+#: A slow run (`make test-slow`, ~2–4 min: a cluster started, two layouts ingested): CI keeps the bench's
+#: pure parts (tests/unit/evaluation/test_shard_bench.py) and its routing agreement with a real node
+#: (tests/integration/test_ingest_index.py).
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
 def test_bench_shards_measures_each_layout_and_leaves_nothing_behind(

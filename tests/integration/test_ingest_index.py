@@ -500,6 +500,19 @@ def test_every_mcp_tool_is_routed_to_its_agents_shard(
     assert client.get(index=settings.index, id=some["_id"], routing=some["_routing"])["found"]
 
 
+def test_the_shard_a_server_s_tools_go_to_is_the_one_bench_shards_predicts(client: Any, settings: Any) -> None:
+    from toolsift.evaluation.shard_bench import routing_shard
+
+    index = f"{settings.index}-routing-check"
+    client.indices.create(index=index, body={"settings": {"number_of_shards": 3, "number_of_replicas": 0}})
+    try:
+        for key in ("agent:some-server", "agent:pdf-reader-mcp-server", "agent:météo", "agent:x"):
+            found = client.search_shards(index=index, routing=key)["shards"][0][0]["shard"]
+            assert found == routing_shard(key, 3, 768), key  # 768: the routing shards of a 3-shard index
+    finally:
+        client.indices.delete(index=index)
+
+
 def test_a_tool_without_an_owner_is_indexed_and_searchable_beside_agents_and_their_tools(
     client: Any, settings: Any, model: Any, tmp_path: Path, mcp_catalog: Path
 ) -> None:
