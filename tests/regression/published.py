@@ -228,6 +228,13 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'first-stage recall@100': {'default weights': 0.7317, 'learned weights pushed down': 0.725},
         'learned weights (bm25, mean over folds)': {'description': 0.1706, 'parameters': -0.0065, 'response': 0.0, 'examples': 0.1763},
     },
+    'mftr/toolink/bm25/slice': {
+        'Full-Doc': {'ndcg@5': 0.4115, 'ndcg@10': 0.4213, 'recall@5': 0.4583, 'recall@10': 0.4833, 'completeness@5': 0.3563, 'completeness@10': 0.3812},
+        'Weighting Only': {'ndcg@5': 0.3845, 'ndcg@10': 0.4149, 'recall@5': 0.3917, 'recall@10': 0.475, 'completeness@5': 0.175, 'completeness@10': 0.25},
+        'MFTR': {'ndcg@5': 0.4637, 'ndcg@10': 0.4941, 'recall@5': 0.4708, 'recall@10': 0.5417, 'completeness@5': 0.35, 'completeness@10': 0.4},
+        'first-stage recall@100': {'default weights': 0.7, 'learned weights pushed down': 0.7417},
+        'learned weights (bm25, mean over folds)': {'description': 0.2229, 'parameters': -0.073, 'response': 0.0, 'examples': 0.1826},
+    },
     'mftr/toolink/minilm': {
         'Full-Doc': {'ndcg@5': 0.35, 'ndcg@10': 0.381, 'recall@5': 0.3734, 'recall@10': 0.4589, 'completeness@5': 0.2696, 'completeness@10': 0.3622},
         'Rewrite Only': {'ndcg@5': 0.4418, 'ndcg@10': 0.4594, 'recall@5': 0.4497, 'recall@10': 0.496, 'completeness@5': 0.3541, 'completeness@10': 0.4004},
