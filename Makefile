@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup node browser demo test test-slow typecheck clean
+.PHONY: setup node browser demo test test-slow typecheck tool-embed clean
 
 $(BIN)/toolsift: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,13 @@ test-slow: node
 typecheck: setup
 	rm -rf build/typecheck build/lib && $(BIN)/pip install --quiet --no-deps --target build/typecheck .
 	cd build/typecheck && ../../$(BIN)/mypy --config-file ../../pyproject.toml -p toolsift
+
+# The shipped encoder (toolsift/models/tool-embed-minilm): Tool-Embed trained again from the pinned training
+# pairs (the record in that folder holds their SHA-256) — about an hour on two CPU cores, minutes on a GPU.
+TRAIN_PAIRS ?= ../shared/datasets/train
+tool-embed: setup
+	$(BIN)/toolsift train embedder $(TRAIN_PAIRS) --lora-rank 16 --lr 1e-4 --name tool-embed-minilm \
+	  --out build/embedders --ship toolsift/models
 
 clean:
 	-$(BIN)/toolsift node stop

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 @click.group(cls=DefaultSubcommandGroup, default="weights")
 def train() -> None:
-    """Learn MFTR weights (`train weights`, the default) or a second-stage reranker (`train reranker`)."""
+    """Learn MFTR weights (`train weights`, the default), a second-stage reranker (`train reranker`) or the
+    encoder itself (`train embedder`, Tool-Embed)."""
 
 
 @train.command("weights")
@@ -177,3 +178,85 @@ def train_reranker_command(
     click.echo(f"{saved.kind} · {record['pairs']} pairs ({record['positives']} relevant) · {record['device']} · "
                f"{record['train_seconds']} s · losses {record['epoch_losses']}")
     click.echo(f"fusion weight λ = {fitted.fusion_weight} (dev NDCG@10 by λ: {record['dev_ndcg@10']})")
+
+
+@train.command("embedder")
+@click.argument("pairs_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--split", default="train", show_default=True,
+              help="Which split of the folder's splits.json trains ('all': every pair).")
+@click.option("--base", "base_model", help="Model to fine-tune (default: the bundled all-MiniLM-L6-v2).")
+@click.option("--epochs", type=click.IntRange(1, 100), default=1, show_default=True)
+@click.option("--lr", "learning_rate", type=click.FloatRange(0, 1, min_open=True), default=2e-5, show_default=True)
+@click.option("--batch-size", type=click.IntRange(2, 4096), default=32, show_default=True,
+              help="Requests per step; each row's negatives are the batch's other tools and one hard negative.")
+@click.option("--max-length", type=click.IntRange(16, 512), default=128, show_default=True,
+              help="Tokens per text while training (the served model reads its own max_seq_length).")
+@click.option("--limit", type=click.IntRange(1, None), help="Train on the first N requests only (a quick try).")
+@click.option("--lora-rank", type=click.IntRange(0, 256), default=0, show_default=True,
+              help="0 tunes every weight; r > 0 tunes LoRA adapters of rank r only (a few MB, shippable).")
+@click.option("--seed", type=int, default=42, show_default=True)
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
+@click.option("--name", default="tool-embed-minilm", show_default=True, help="Artifact name.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Artifact root (default: <data_dir>/embedders).")
+@click.option("--ship", "ship_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write the adapter and its record as SHIP/<name> (toolsift/models: the package's shipped "
+                   "encoders; needs --lora-rank).")
+@json_flag("Print the artifact record as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@pass_app
+def train_embedder_command(
+    app: AppContext,
+    pairs_dir: Path,
+    split: str,
+    base_model: str | None,
+    epochs: int,
+    learning_rate: float,
+    batch_size: int,
+    max_length: int,
+    limit: int | None,
+    lora_rank: int,
+    seed: int,
+    device: str,
+    name: str,
+    out_dir: Path | None,
+    ship_dir: Path | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Fine-tune the encoder as a tool retriever (Tool-Embed) on request -> tool pairs in PAIRS_DIR.
+
+    PAIRS_DIR holds tools.jsonl and pairs.jsonl (and optionally splits.json), the shape of the shared
+    training set. InfoNCE with in-batch and hard negatives; each tool is read as ingest reads it
+    (its flat document or its description). Writes <out>/<name>/vNNN, a model folder that the
+    embedding_model setting accepts; indices record its identity (<name>@<weights hash>).
+    """
+    from toolsift.cli._progress import progress_bars
+    from toolsift.embedding import BUNDLED_MODEL, model_path
+    from toolsift.ranker.embedder_artifact import save_embedder, ship_embedder
+    from toolsift.ranker.embedder_pairs import load_training_pairs
+    from toolsift.ranker.embedder_training import EmbedderTrainingConfig, train_embedder
+
+    if ship_dir is not None and not lora_rank:
+        raise click.UsageError("--ship needs --lora-rank (only an adapter is small enough to ship)")
+    settings = app.settings()
+    base = base_model or BUNDLED_MODEL
+    pairs = load_training_pairs(pairs_dir)
+    examples = pairs.examples(None if split == "all" else split, seed=seed, limit=limit)
+    config = EmbedderTrainingConfig(epochs=epochs, learning_rate=learning_rate, batch_size=batch_size,
+                                    max_length=max_length, seed=seed, device=device, lora_rank=lora_rank)
+    with progress_bars(not quiet) as progress:
+        outcome = train_embedder(model_path(base), examples, config, progress=progress)
+    training = {"folder": str(pairs_dir), "sha256": pairs.sha256, "split": split, "limit": limit,
+                "requests": len({e.query for e in examples}), "pairs": len(examples), "tools": len(pairs.tool_texts)}
+    saved = save_embedder(outcome, out_dir or settings.data_dir / "embedders", name, base_model=base,
+                          training=training, config=config.to_dict())
+    assert saved.path is not None
+    shipped = ship_embedder(saved.path.parent, ship_dir) if ship_dir is not None else None
+    if as_json:
+        emit_json({**saved.to_dict(), "path": str(saved.path.parent), "shipped": str(shipped) if shipped else None})
+        return
+    click.echo(f"wrote {saved.path.parent}" + (f" and {shipped}" if shipped else ""))
+    click.echo(f"{saved.identity} · {len(examples)} pairs · {outcome.steps} steps · {outcome.device} · "
+               f"{outcome.seconds:.0f} s · losses {[round(x, 4) for x in outcome.epoch_losses]}")
+    click.echo(f"training data sha256 {pairs.sha256}")

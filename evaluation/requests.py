@@ -209,7 +209,11 @@ def _over_mcp(command: Sequence[str], env: Mapping[str, str], questions: Mapping
 def _toolsift_mcp_env(settings: Settings, alias: str, multi_need: MultiNeed) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
     env.update({"TOOLSIFT_OPENSEARCH_URL": settings.effective_url, "TOOLSIFT_INDEX": alias,
-                "TOOLSIFT_MULTI_NEED": multi_need, "TOOLSIFT_QUERY_LOG": "false", "TOOLSIFT_RETRIEVER": "hybrid"})
+                "TOOLSIFT_MULTI_NEED": multi_need, "TOOLSIFT_QUERY_LOG": "false", "TOOLSIFT_RETRIEVER": "hybrid",
+                # the server encodes the questions with the model the index was built with
+                "TOOLSIFT_EMBEDDING_MODEL": settings.embedding_model,
+                "TOOLSIFT_EMBEDDING_BACKEND": settings.embedding_backend,
+                "TOOLSIFT_EMBEDDING_DEVICE": settings.embedding_device})
     config = os.environ.get("TOOLSIFT_CONFIG")
     if config:
         env["TOOLSIFT_CONFIG"] = config
@@ -312,6 +316,7 @@ def run_request_eval(
         rows=rows,
         index=backend.searcher().index.index,
         protocol={
+            "embedding_model": embedder.name,
             "requests": "each judged task's Question, whole (no steps, no rewrite file)",
             "tool_gold": "the annotated tool names some server owns, any server; tool R@K = share of gold names "
                          "among the names of the first K tools returned",

@@ -137,8 +137,8 @@ def run_screen_bench(path: Path | None = None, embedder: Embedder | None = None)
 
     Args:
         path: the injection set.
-        embedder: the embedding model; with the model the meaning screen's weights are for, the
-            meaning screen screens too (as at ingest); None: the patterns alone.
+        embedder: the embedding model; given, the meaning screen screens too (as at ingest, through the
+            weights' own encoder when ``embedder`` is another model); None: the patterns alone.
 
     Returns:
         ``{"set", "meaning_screen", "all", "half_a", "half_b", "by_kind", "flagged"}``: the scores on
@@ -230,7 +230,8 @@ def run_catalog_screen(catalogs: Sequence[Path], embedder: Embedder | None = Non
         risks = screen_catalog(tools)
         patterns = time.perf_counter() - start
         seconds_meaning = None
-        if embedder is not None and (meaning := meaning_screen(embedder)) is not None:
+        if embedder is not None:
+            meaning = meaning_screen(embedder)
             info = _meaning_info(meaning)
             start = time.perf_counter()
             risks = screen_catalog(tools, meaning)

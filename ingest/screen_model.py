@@ -136,8 +136,18 @@ class MeaningScreen:
         return [self._scores[s] for s in sentences]
 
 
-def meaning_screen(embedder: _Encoder) -> MeaningScreen | None:
-    """The meaning screen over ``embedder``, or None when the bundled weights are for another model
-    (the patterns then screen alone)."""
+def meaning_screen(embedder: _Encoder) -> MeaningScreen:
+    """The meaning screen: over ``embedder`` when the bundled weights were trained on its model, else over
+    an encoder of their own model (the bundled all-MiniLM-L6-v2, loaded once per process), so an index
+    built with another encoder (a trained one, int8 weights) is screened as well as the default."""
     model = load_meaning_model()
-    return MeaningScreen(embedder, model) if embedder.name == model.embedding_model else None
+    if embedder.name != model.embedding_model:
+        embedder = _own_encoder(model.embedding_model)
+    return MeaningScreen(embedder, model)
+
+
+@functools.lru_cache(maxsize=2)
+def _own_encoder(model: str) -> _Encoder:
+    from toolsift.embedding import Embedder
+
+    return Embedder(model)

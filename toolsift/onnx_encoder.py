@@ -73,17 +73,24 @@ def _layout(model_dir: Path) -> tuple[str, bool, int]:
     if pooling_module is not None:
         config = _read_json(model_dir / str(pooling_module.get("path", "")) / "config.json")
         modes = [mode for mode in _POOLING_MODES if config.get(mode)]
+        if "pooling_mode" in config:  # sentence-transformers >= 6 writes one key: {"pooling_mode": "mean"}
+            modes = [f"pooling_mode_{config['pooling_mode']}" + ("_token" if config["pooling_mode"] == "cls" else
+                                                               "_tokens")]
         if modes not in (["pooling_mode_mean_tokens"], ["pooling_mode_cls_token"]):
             raise ConfigError(
                 f"embedding_backend='onnx' supports mean or CLS pooling; {model_dir} pools with {modes} "
                 "(use embedding_backend='torch')"
             )
         pooling = "cls" if modes == ["pooling_mode_cls_token"] else "mean"
-    max_len = 512
+    # sentence-transformers < 6 records max_seq_length in sentence_bert_config.json; 6 leaves it to the tokenizer
+    max_len = 0
     bert_config = model_dir / "sentence_bert_config.json"
     if bert_config.exists():
-        max_len = int(_read_json(bert_config).get("max_seq_length") or max_len)
-    return pooling, normalise, max_len
+        max_len = int(_read_json(bert_config).get("max_seq_length") or 0)
+    tokenizer_config = model_dir / "tokenizer_config.json"
+    if not max_len and tokenizer_config.exists():
+        max_len = int(_read_json(tokenizer_config).get("model_max_length") or 0)
+    return pooling, normalise, max_len if 0 < max_len <= 8192 else 512
 
 
 def _export_key(model_dir: Path, quantise: bool) -> str:
