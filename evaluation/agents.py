@@ -221,7 +221,7 @@ def run_agent_eval(
     steps = {t: list(steps_of.get(t) or ()) or [questions[t]] for t in tasks}
     without_steps = [t for t in tasks if not steps_of.get(t)]
 
-    alias = eval_index_name(benchmark)
+    alias = eval_index_name(benchmark, embedder.name)
     ensure_eval_index(client, settings, embedder, alias, benchmark.catalog_path, benchmark.catalog_format)
     only_alias = f"{alias}-agent-only"
     only_catalog = agent_only_catalog(benchmark.catalog_path, settings.cache_dir / "eval" / f"{only_alias}.json")

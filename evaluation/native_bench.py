@@ -88,7 +88,7 @@ def _one_dataset(
     progress: Callable[[str, int, int], None] | None,
 ) -> dict[str, Any]:
     benchmark = load_benchmark(folder, tool_id_for=mcp_tool_id)
-    alias = eval_index_name(benchmark)
+    alias = eval_index_name(benchmark, embedder.name)
     ensure_eval_index(client, settings, embedder, alias, benchmark.catalog_path, benchmark.catalog_format)
     local = settings.with_overrides(index=alias, ranker_url=None, query_log=False)
     report = deploy_native(client, local, ranker_url=service.url, token=service.token,

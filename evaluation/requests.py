@@ -251,7 +251,7 @@ def run_request_eval(
     questions = {t: benchmark.queries[t] for t in tasks}
     half_a, half_b = tasks[0::2], tasks[1::2]
 
-    alias = eval_index_name(benchmark)
+    alias = eval_index_name(benchmark, embedder.name)
     ensure_eval_index(client, settings, embedder, alias, benchmark.catalog_path, benchmark.catalog_format)
     local = settings.with_overrides(index=alias, query_log=False)
     backend = SearchBackend(client, local, embedder=embedder, source="eval")

@@ -9,6 +9,8 @@ libraries cannot re-order ties differently from what the user would see.
 
 from __future__ import annotations
 
+import re
+
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +20,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from toolsift.config import Retriever, Settings
-from toolsift.embedding import Embedder
+from toolsift.embedding import BUNDLED_MODEL, Embedder
 from toolsift.ingest.benchmarks import Benchmark, benchmark_slug, load_benchmark
 from toolsift.evaluation.metrics import DEFAULT_MEASURES, evaluate
 from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
@@ -29,8 +31,13 @@ from toolsift.search import Method, Searcher
 __all__ = ["EvalResult", "run_eval", "eval_index_name", "latency_summary", "ensure_eval_index", "ranked_run"]
 
 
-def eval_index_name(benchmark: Benchmark) -> str:
-    return f"toolsift-eval-{benchmark_slug(benchmark.name)}"
+def eval_index_name(benchmark: Benchmark, model: str = BUNDLED_MODEL) -> str:
+    """The alias a benchmark is evaluated in: ``toolsift-eval-<benchmark>``, with ``--<model>`` after it
+    for any encoder but the bundled one, so measuring another encoder never rebuilds the default's index."""
+    base = f"toolsift-eval-{benchmark_slug(benchmark.name)}"
+    if model == BUNDLED_MODEL:
+        return base
+    return f"{base}--{re.sub(r'[^a-z0-9]+', '-', model.lower()).strip('-')}"
 
 
 def ensure_eval_index(
@@ -150,7 +157,7 @@ def run_eval(
         progress: called with (done, total) queries.
     """
     benchmark = load_benchmark(Path(dataset_dir), split=split, tool_id_for=mcp_tool_id)
-    alias = eval_index_name(benchmark)
+    alias = eval_index_name(benchmark, embedder.name)
     bench_settings = settings.with_overrides(index=alias)
     report = ensure_eval_index(client, settings, embedder, alias, benchmark.catalog_path, benchmark.catalog_format)
     searcher = Searcher(client, bench_settings, embedder)

@@ -163,7 +163,7 @@ def run_set_eval(
     test = load_benchmark(dataset_dir, split="test")
     if "train" not in test.splits and not no_history:
         raise CatalogError(f"{dataset_dir}: --set needs qrels/train.tsv for history (or --no-history)")
-    alias = eval_index_name(test)
+    alias = eval_index_name(test, embedder.name)
     ensure_eval_index(client, settings, embedder, alias, test.catalog_path, test.catalog_format)
     searcher = Searcher(client, settings.with_overrides(index=alias), embedder)
     gold = {q: s for q, s in _gold_sets(test.qrels).items() if q in test.queries}

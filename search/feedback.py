@@ -25,15 +25,16 @@ from dataclasses import asdict, dataclass
 from opensearchpy import OpenSearch
 from opensearchpy.helpers import bulk
 
-from toolsift.access import Principal
+from toolsift.access import ALL_TENANTS, Principal
 from toolsift.config import Settings
 from toolsift.errors import BadQueryError, ForbiddenError, IndexingError, NotFoundError
 from toolsift.mappings.feedback import FeedbackDoc, feedback_index_body
+from toolsift.ranker.feedback_pairs import FeedbackEvent, LoggedAnswer
 from toolsift.opensearch import ensure_index
 from toolsift.search.querylog import issued_answer
 
 __all__ = ["ToolOutcome", "FeedbackStore", "MAX_OUTCOMES", "UnknownRequestError", "NotAnsweredError",
-           "FeedbackOffError"]
+           "FeedbackOffError", "load_feedback"]
 
 #: Most tools one feedback may report on.
 MAX_OUTCOMES = 1000
@@ -145,3 +146,47 @@ class FeedbackStore:
         if errors:
             raise IndexingError(f"feedback: {len(errors)} of {len(docs)} record(s) were not stored", list(errors))
         return int(written)
+
+
+def _tenant(value: object) -> str | None:
+    return None if value in (None, "", ALL_TENANTS) else str(value)
+
+
+def load_feedback(client: OpenSearch, settings: Settings, *, tenant: str | None = None
+                  ) -> tuple[dict[str, LoggedAnswer], list[FeedbackEvent]]:
+    """Every feedback event (of ``tenant``'s keys when given) and the logged answers they are about.
+
+    Reads ``feedback_index`` and, for the request ids it names, ``query_log_index`` (answers only: a
+    tool set's further searches have no request id). Missing indices read as empty.
+    """
+    from opensearchpy.exceptions import NotFoundError as OpenSearchNotFoundError
+    from opensearchpy.helpers import scan
+
+    query: dict[str, object] = {"match_all": {}}
+    if tenant is not None:
+        query = {"term": {"tenant": tenant}}
+    events: list[FeedbackEvent] = []
+    try:
+        for hit in scan(client, index=settings.feedback_index, query={"query": query}, size=1000):
+            doc = hit.get("_source") or {}
+            events.append(FeedbackEvent(str(doc.get("request_id", "")), str(doc.get("tool_id", "")),
+                                        bool(doc.get("called")), doc.get("success"), _tenant(doc.get("tenant")),
+                                        str(doc.get("key", ""))))
+    except OpenSearchNotFoundError:
+        return {}, []
+    wanted = sorted({e.request_id for e in events})
+    answers: dict[str, LoggedAnswer] = {}
+    for start in range(0, len(wanted), 1000):
+        try:
+            found = client.mget(index=settings.query_log_index, body={"ids": wanted[start:start + 1000]},
+                                params={"_source_includes": "request_id,request,tenant,key,answered_ids"})
+        except OpenSearchNotFoundError:
+            break
+        for doc in found.get("docs", []):
+            source = doc.get("_source") or {}
+            if not doc.get("found") or source.get("request_id") != doc.get("_id"):
+                continue
+            answers[doc["_id"]] = LoggedAnswer(doc["_id"], str(source.get("request") or ""),
+                                               _tenant(source.get("tenant")), str(source.get("key") or ""),
+                                               tuple(str(t) for t in source.get("answered_ids") or ()))
+    return answers, events

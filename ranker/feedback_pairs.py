@@ -1,0 +1,152 @@
+"""Agents' feedback as training pairs: what was called and worked, against what was shown above it.
+
+An answer the query log recorded (the request, the tools handed over best first, the tenant and key it
+was given to) and the feedback on it (``POST /v1/feedback``, the MCP server's ``call_tool``) become
+pairs by these rules:
+
+* **Confirmed only.** An event counts when the query log holds its request id, given to the same
+  tenant and key that reported it, with the tool in that answer (the API checks this on arrival; it is
+  checked again here, since a log can be pruned or a feedback index written by something else).
+* **Positives** are tools called *and* reported successful; a call that failed or whose outcome is
+  unknown is not a positive (nor a negative).
+* **Negatives** are the tools handed over above the lowest positive that were not called: an agent
+  reads a list from the top (the cascade assumption), so those were seen and passed over. Tools below
+  every positive may never have been read and say nothing.
+* **Position bias.** A tool at rank k is examined with propensity k^-η (η = 1 by default; Joachims
+  et al., 2017): a positive found at rank k stands for 1/propensity = k^η of its kind, clipped at
+  ``max_weight`` so a lucky deep click cannot dominate.
+* **Bounded influence.** Whatever one key sends, its pairs together weigh at most ``key_cap``
+  requests' worth (each of its pairs is scaled by min(1, key_cap / its requests)); whatever any set
+  of keys sends for one tool, that tool's positive pairs weigh at most ``tool_cap`` requests' worth.
+  A key that spams calls on its own tool moves the training data by at most those caps, however
+  many requests it issues.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["LoggedAnswer", "FeedbackEvent", "FeedbackPair", "LearningPolicy", "FeedbackPairs", "feedback_pairs"]
+
+
+@dataclass(frozen=True)
+class LoggedAnswer:
+    """An answer as the query log recorded it."""
+
+    request_id: str
+    request: str
+    tenant: str | None
+    key: str
+    answered: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FeedbackEvent:
+    """One tool's outcome as an agent reported it."""
+
+    request_id: str
+    tool_id: str
+    called: bool
+    success: bool | None
+    tenant: str | None
+    key: str
+
+
+@dataclass(frozen=True)
+class FeedbackPair:
+    """A request, a tool that served it, the tools passed over above it, and the pair's weight."""
+
+    request_id: str
+    query: str
+    positive: str
+    negatives: tuple[str, ...]
+    rank: int
+    weight: float
+    tenant: str | None
+    key: str
+
+
+@dataclass(frozen=True)
+class LearningPolicy:
+    """How feedback is weighed (recorded with every model learned from it).
+
+    Args:
+        propensity_eta: η of the examination propensity k^-η (0: no position-bias correction).
+        max_weight: the largest inverse-propensity weight a pair gets.
+        key_cap: one key's pairs weigh at most this many requests' worth.
+        tool_cap: one tool's positive pairs weigh at most this many requests' worth.
+    """
+
+    propensity_eta: float = 1.0
+    max_weight: float = 10.0
+    key_cap: int = 50
+    tool_cap: int = 50
+
+
+@dataclass(frozen=True)
+class FeedbackPairs:
+    """The pairs and what happened to the events on the way."""
+
+    pairs: tuple[FeedbackPair, ...]
+    events: int
+    unconfirmed: int
+    requests: int
+    capped_keys: Mapping[str, float] = field(default_factory=dict)
+    capped_tools: Mapping[str, float] = field(default_factory=dict)
+
+
+def _confirmed(event: FeedbackEvent, answers: Mapping[str, LoggedAnswer]) -> bool:
+    answer = answers.get(event.request_id)
+    return (answer is not None and answer.key == event.key and answer.tenant == event.tenant
+            and event.tool_id in answer.answered)
+
+
+def feedback_pairs(answers: Mapping[str, LoggedAnswer], events: Sequence[FeedbackEvent],
+                   policy: LearningPolicy = LearningPolicy()) -> FeedbackPairs:
+    """Training pairs from confirmed feedback (module docstring); ``answers`` by request id."""
+    by_request: dict[str, dict[str, FeedbackEvent]] = defaultdict(dict)
+    unconfirmed = 0
+    for event in events:
+        if not _confirmed(event, answers):
+            unconfirmed += 1
+            continue
+        by_request[event.request_id][event.tool_id] = event  # the latest report on a tool wins
+    raw: list[FeedbackPair] = []
+    for request_id, reported in by_request.items():
+        answer = answers[request_id]
+        rank_of = {tool: n for n, tool in enumerate(answer.answered, 1)}
+        called = {t for t, e in reported.items() if e.called}
+        positives = sorted((t for t, e in reported.items() if e.called and e.success), key=rank_of.__getitem__)
+        if not positives:
+            continue
+        lowest = max(rank_of[t] for t in positives)
+        passed_over = tuple(t for t in answer.answered[: lowest - 1] if t not in called)
+        for tool in positives:
+            rank = rank_of[tool]
+            weight = min(policy.max_weight, float(rank) ** policy.propensity_eta)
+            raw.append(FeedbackPair(request_id, answer.request, tool, passed_over, rank, weight, answer.tenant,
+                                    answer.key))
+    # bounded influence: first per key, then per tool (over every key)
+    key_requests: dict[str, set[str]] = defaultdict(set)
+    for pair in raw:
+        key_requests[pair.key].add(pair.request_id)
+    key_scale = {k: min(1.0, policy.key_cap / len(r)) for k, r in key_requests.items()}
+    tool_requests: dict[str, float] = defaultdict(float)
+    for pair in raw:
+        tool_requests[pair.positive] += key_scale[pair.key]
+    tool_scale = {t: min(1.0, policy.tool_cap / n) for t, n in tool_requests.items()}
+    pairs = tuple(
+        FeedbackPair(p.request_id, p.query, p.positive, p.negatives, p.rank,
+                     p.weight * key_scale[p.key] * tool_scale[p.positive], p.tenant, p.key)
+        for p in raw
+    )
+    return FeedbackPairs(
+        pairs=pairs,
+        events=len(events),
+        unconfirmed=unconfirmed,
+        requests=len({p.request_id for p in pairs}),
+        capped_keys={k: round(s, 6) for k, s in key_scale.items() if s < 1.0},
+        capped_tools={t: round(s, 6) for t, s in tool_scale.items() if s < 1.0},
+    )
