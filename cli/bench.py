@@ -922,16 +922,18 @@ def vectors_bench(app: AppContext, tools: int, needles: str, seed: int, max_quer
               help="An encoder to measure after the bundled one (a `toolsift train embedder` folder); repeatable.")
 @click.option("--datasets", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="The benchmark data folder (default: ../shared/datasets).")
+@click.option("--baseline/--no-baseline", default=True, show_default=True,
+              help="Measure the bundled all-MiniLM-L6-v2 first (the table's reference column).")
 @json_file_option("Write the figures here (default: bench-embedder.json).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 @pass_app
-def embedder_bench(app: AppContext, models: tuple[str, ...], datasets: Path | None, json_out: Path | None,
-                   quiet: bool) -> None:
+def embedder_bench(app: AppContext, models: tuple[str, ...], datasets: Path | None, baseline: bool,
+                   json_out: Path | None, quiet: bool) -> None:
     """Every benchmark with the bundled encoder and with each --model: the before/after table.
 
     Tool level on APIBank, Toolink and ToolLens (Full-Doc MiniLM, multi-field MiniLM and hybrid),
     LiveMCPBench whole questions through the MCP server (tool and agent R@5), its agent level, and
-    ToolLens sets (PTR). Each benchmark's index is rebuilt with the model under test. The JSON says
+    ToolLens sets (PTR). Each encoder gets each benchmark's index of its own. The JSON says
     which benchmarks share a source with the training data.
     """
     from toolsift.cli._progress import progress_bars
@@ -939,9 +941,12 @@ def embedder_bench(app: AppContext, models: tuple[str, ...], datasets: Path | No
     from toolsift.evaluation.embedder_bench import embedder_table, run_embedder_bench
     from toolsift.evaluation.scale_catalog import default_datasets_dir
 
+    measured = [BUNDLED_MODEL] * baseline + list(models)
+    if not measured:
+        raise click.UsageError("nothing to measure: give --model, or keep the baseline")
     with progress_bars(not quiet) as progress:
-        figures = run_embedder_bench(app.client(), app.settings(), datasets or default_datasets_dir(),
-                                     [BUNDLED_MODEL, *models], progress=progress)
+        figures = run_embedder_bench(app.client(), app.settings(), datasets or default_datasets_dir(), measured,
+                                     progress=progress)
     header, rows = embedder_table(figures)
     click.echo(table(header, rows))
     out = json_out or Path("bench-embedder.json")

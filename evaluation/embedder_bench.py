@@ -11,8 +11,8 @@ same code as ``toolsift eval``:
 * LiveMCPBench agent level (``--level agent``, MiniLM: the main Tool-to-Agent row);
 * ToolLens sets (``--set``, PTR with history).
 
-Each benchmark's index is built with the model under test (its vectors cached by model and text, so
-returning to a model re-embeds nothing); the JSON holds every row's metrics per model and which
+Each encoder gets each benchmark's index of its own (``runner.model_alias``: the bundled model's indices
+are never rebuilt for another); the JSON holds every row's metrics per model and which
 benchmarks share a source with the training data (:data:`TRAINING_OVERLAP`), so a reader can tell a
 set the model never saw from one it may have.
 """

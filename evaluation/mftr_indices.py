@@ -18,7 +18,7 @@ from toolsift.config import Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogError, ConfigError
 from toolsift.evaluation.mftr_inputs import read_json
-from toolsift.evaluation.runner import ensure_eval_index
+from toolsift.evaluation.runner import ensure_eval_index, model_alias
 from toolsift.ingest.benchmarks import Benchmark
 
 __all__ = ["VARIANTS", "raw_tools", "variant_catalog", "ensure_variant_index"]
@@ -82,7 +82,7 @@ def ensure_variant_index(
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(payload)
         tmp.replace(path)
-    alias = f"toolsift-eval-{name}-{variant}"
+    alias = model_alias(f"toolsift-eval-{name}-{variant}", embedder.name)
     report = ensure_eval_index(client, settings, embedder, alias, path, "mftr", prune=True)
     if not report.ok:
         raise CatalogError(f"{name}/{variant}: {len(report.rejected)} record(s) rejected while building {alias}")

@@ -28,16 +28,20 @@ from toolsift.ingest.pipeline import IngestReport, catalog_current, ingest_catal
 from toolsift.mappings.index import IndexManager
 from toolsift.search import Method, Searcher
 
-__all__ = ["EvalResult", "run_eval", "eval_index_name", "latency_summary", "ensure_eval_index", "ranked_run"]
+__all__ = ["EvalResult", "run_eval", "eval_index_name", "model_alias", "latency_summary", "ensure_eval_index", "ranked_run"]
 
 
 def eval_index_name(benchmark: Benchmark, model: str = BUNDLED_MODEL) -> str:
-    """The alias a benchmark is evaluated in: ``toolsift-eval-<benchmark>``, with ``--<model>`` after it
-    for any encoder but the bundled one, so measuring another encoder never rebuilds the default's index."""
-    base = f"toolsift-eval-{benchmark_slug(benchmark.name)}"
+    """The alias a benchmark is evaluated in: ``toolsift-eval-<benchmark>`` (:func:`model_alias`)."""
+    return model_alias(f"toolsift-eval-{benchmark_slug(benchmark.name)}", model)
+
+
+def model_alias(alias: str, model: str) -> str:
+    """``alias`` for the bundled encoder, ``alias--<model>`` for any other, so measuring another encoder
+    never rebuilds the default's evaluation index."""
     if model == BUNDLED_MODEL:
-        return base
-    return f"{base}--{re.sub(r'[^a-z0-9]+', '-', model.lower()).strip('-')}"
+        return alias
+    return f"{alias}--{re.sub(r'[^a-z0-9]+', '-', model.lower()).strip('-')}"
 
 
 def ensure_eval_index(

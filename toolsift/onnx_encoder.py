@@ -137,11 +137,17 @@ def _export(model_dir: Path, out: Path, quantise: bool) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.transformers import optimizer
     from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
 
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bar in a log
     try:
         model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager", local_files_only=True).eval()
     except (OSError, ValueError) as exc:
         raise ConfigError(f"embedding model {model_dir} cannot be exported to ONNX: {exc}") from exc
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
     config = model.config
     length = 16
     example = (torch.ones((2, length), dtype=torch.long), torch.ones((2, length), dtype=torch.long),

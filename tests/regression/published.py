@@ -178,6 +178,13 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'first-stage recall@100': {'default weights': 1.0, 'learned weights pushed down': 0.995},
         'learned weights (bm25, mean over folds)': {'description': 0.1473, 'parameters': -0.0535, 'response': 0.023, 'examples': 0.0249},
     },
+    'mftr/apibank/bm25/slice': {
+        'Full-Doc': {'ndcg@5': 0.5032, 'ndcg@10': 0.5172, 'recall@5': 0.5792, 'recall@10': 0.6139, 'completeness@5': 0.3861, 'completeness@10': 0.4059},
+        'Weighting Only': {'ndcg@5': 0.6297, 'ndcg@10': 0.6553, 'recall@5': 0.6333, 'recall@10': 0.7, 'completeness@5': 0.45, 'completeness@10': 0.5},
+        'MFTR': {'ndcg@5': 0.6866, 'ndcg@10': 0.7046, 'recall@5': 0.7, 'recall@10': 0.7417, 'completeness@5': 0.5, 'completeness@10': 0.6},
+        'first-stage recall@100': {'default weights': 1.0, 'learned weights pushed down': 1.0},
+        'learned weights (bm25, mean over folds)': {'description': 0.1459, 'parameters': -0.0143, 'response': 0.0241, 'examples': 0.0391},
+    },
     'mftr/apibank/minilm': {
         'Full-Doc': {'ndcg@5': 0.584, 'ndcg@10': 0.6026, 'recall@5': 0.6873, 'recall@10': 0.7335, 'completeness@5': 0.4851, 'completeness@10': 0.5347},
         'Stand. Only': {'ndcg@5': 0.5675, 'ndcg@10': 0.5981, 'recall@5': 0.6271, 'recall@10': 0.7038, 'completeness@5': 0.396, 'completeness@10': 0.495},
@@ -197,6 +204,13 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'first-stage recall@100': {'default weights': 1.0, 'learned weights pushed down': 1.0},
         'learned weights (dense, mean over folds)': {'description': 3.6615, 'parameters': 3.5282, 'response': -2.2852, 'examples': 0.1083},
     },
+    'mftr/apibank/minilm/slice': {
+        'Full-Doc': {'ndcg@5': 0.584, 'ndcg@10': 0.6026, 'recall@5': 0.6873, 'recall@10': 0.7335, 'completeness@5': 0.4851, 'completeness@10': 0.5347},
+        'Weighting Only': {'ndcg@5': 0.6573, 'ndcg@10': 0.6651, 'recall@5': 0.7333, 'recall@10': 0.75, 'completeness@5': 0.5, 'completeness@10': 0.55},
+        'MFTR': {'ndcg@5': 0.6979, 'ndcg@10': 0.7465, 'recall@5': 0.7, 'recall@10': 0.8167, 'completeness@5': 0.5, 'completeness@10': 0.65},
+        'first-stage recall@100': {'default weights': 1.0, 'learned weights pushed down': 1.0},
+        'learned weights (dense, mean over folds)': {'description': 3.9395, 'parameters': 3.6957, 'response': -2.4511, 'examples': -0.3172},
+    },
     'mftr/apibank/hybrid': {
         'Weighting Only': {'ndcg@5': 0.6539, 'ndcg@10': 0.6635, 'recall@5': 0.7228, 'recall@10': 0.7467, 'completeness@5': 0.4752, 'completeness@10': 0.5149},
         'Weighting + Stand.': {'ndcg@5': 0.5112, 'ndcg@10': 0.54, 'recall@5': 0.6295, 'recall@10': 0.7079, 'completeness@5': 0.4257, 'completeness@10': 0.505},
@@ -212,6 +226,13 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'first-stage recall@100': {'default weights': 1.0, 'learned weights pushed down': 1.0},
         'learned weights (bm25, mean over folds)': {'description': 0.0444, 'parameters': -0.1752, 'response': 0.037, 'examples': 0.0307},
         'learned weights (dense, mean over folds)': {'description': 3.7982, 'parameters': 5.2801, 'response': -3.0311, 'examples': -0.1652},
+    },
+    'mftr/apibank/hybrid/slice': {
+        'Weighting Only': {'ndcg@5': 0.6646, 'ndcg@10': 0.6799, 'recall@5': 0.7167, 'recall@10': 0.75, 'completeness@5': 0.5, 'completeness@10': 0.55},
+        'MFTR': {'ndcg@5': 0.7358, 'ndcg@10': 0.7773, 'recall@5': 0.7583, 'recall@10': 0.85, 'completeness@5': 0.55, 'completeness@10': 0.75},
+        'first-stage recall@100': {'default weights': 1.0, 'learned weights pushed down': 1.0},
+        'learned weights (bm25, mean over folds)': {'description': 0.0454, 'parameters': -0.1532, 'response': 0.0467, 'examples': 0.0438},
+        'learned weights (dense, mean over folds)': {'description': 4.2179, 'parameters': 5.4515, 'response': -2.9172, 'examples': -0.7291},
     },
     'mftr/toolink/bm25': {
         'Full-Doc': {'ndcg@5': 0.3726, 'ndcg@10': 0.3823, 'recall@5': 0.4162, 'recall@10': 0.4423, 'completeness@5': 0.332, 'completeness@10': 0.3541},
