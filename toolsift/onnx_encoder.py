@@ -147,7 +147,7 @@ def _export(model_dir: Path, out: Path, quantise: bool) -> None:
         raise ConfigError(f"embedding model {model_dir} cannot be exported to ONNX: {exc}") from exc
     finally:
         if bars:
-            hf_logging.enable_progress_bar()
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
     config = model.config
     length = 16
     example = (torch.ones((2, length), dtype=torch.long), torch.ones((2, length), dtype=torch.long),
