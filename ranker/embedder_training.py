@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from toolsift.errors import ConfigError
+from toolsift.ranker.reranker_training import warmup_decay_schedule
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -127,17 +128,6 @@ def batch_mask(batch: Sequence[EmbedExample]) -> torch.Tensor:
     return torch.tensor([[c in e.gold for c in columns] for e in batch], dtype=torch.bool)
 
 
-def _schedule(optimiser: torch.optim.Optimizer, steps: int, warmup: float) -> torch.optim.lr_scheduler.LambdaLR:
-    warm = max(1, int(steps * warmup))
-
-    def factor(step: int) -> float:
-        if step < warm:
-            return (step + 1) / warm
-        return max(0.0, (steps - step) / max(1, steps - warm))
-
-    return torch.optim.lr_scheduler.LambdaLR(optimiser, factor)
-
-
 def _batches(examples: Sequence[EmbedExample], size: int, rng: random.Random) -> list[list[EmbedExample]]:
     """Shuffled batches in which no request appears twice (its second tool waits for another batch)."""
     order = list(examples)
@@ -200,7 +190,7 @@ def train_embedder(
     per_epoch = len(_batches(examples, config.batch_size, random.Random(config.seed)))
     steps = config.epochs * per_epoch
     optimiser = torch.optim.AdamW(parameters, lr=config.learning_rate, weight_decay=0.01)
-    scheduler = _schedule(optimiser, steps, config.warmup)
+    scheduler = warmup_decay_schedule(optimiser, steps, config.warmup)
 
     def embed(texts: list[str]) -> torch.Tensor:
         features = model.preprocess(texts)

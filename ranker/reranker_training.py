@@ -34,6 +34,7 @@ __all__ = [
     "train_cross_encoder",
     "train_tool_rank",
     "LORA_TARGETS",
+    "warmup_decay_schedule",
 ]
 
 #: The projections LoRA adapts (Llama/Qwen/SmolLM naming).
@@ -101,7 +102,9 @@ class RerankerTrainingOutcome:
     device: str
 
 
-def _schedule(optimiser: torch.optim.Optimizer, steps: int, warmup: float) -> torch.optim.lr_scheduler.LambdaLR:
+def warmup_decay_schedule(optimiser: torch.optim.Optimizer, steps: int,
+                          warmup: float) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up over the first ``warmup`` share of ``steps``, then linear decay to 0."""
     warm = max(1, int(steps * warmup))
 
     def factor(step: int) -> float:
@@ -136,7 +139,7 @@ def _loop(
     torch.manual_seed(config.seed)
     steps = config.epochs * math.ceil(len(pairs) / config.batch_size)
     optimiser = torch.optim.AdamW(parameters, lr=config.lr, weight_decay=0.01)
-    scheduler = _schedule(optimiser, steps, config.warmup)
+    scheduler = warmup_decay_schedule(optimiser, steps, config.warmup)
     losses: list[float] = []
     done = 0
     for _ in range(config.epochs):
