@@ -25,11 +25,17 @@ __all__ = ["TrainingQuery", "TrainingConfig", "TrainingOutcome", "train_mftr", "
 
 @dataclass(frozen=True)
 class TrainingQuery:
-    """One training query's signals: its relevant tools and its hard negatives."""
+    """One training query's signals: its relevant tools and its hard negatives.
+
+    ``weight`` scales each of its pairs' loss (feedback's inverse-propensity and influence caps,
+    :mod:`toolsift.ranker.feedback_pairs`); a benchmark's queries weigh 1, and with every weight 1 the
+    loss is the paper's mean, bit for bit.
+    """
 
     query_id: str
     positives: tuple[FieldSignals, ...]
     negatives: tuple[FieldSignals, ...]
+    weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -70,11 +76,13 @@ def pick_device(preference: str = "auto") -> torch.device:
 
 def _pairs(
     queries: Sequence[TrainingQuery], kinds: Sequence[str], names: Sequence[str]
-) -> tuple[FeatureBatch, FeatureBatch]:
-    """Every (positive, negative) pair of each query; each candidate's features are built once."""
+) -> tuple[FeatureBatch, FeatureBatch, torch.Tensor | None]:
+    """Every (positive, negative) pair of each query, and the pairs' weights (None: all 1); each
+    candidate's features are built once."""
     candidates: list[FieldSignals] = []
     pos_index: list[int] = []
     neg_index: list[int] = []
+    weights: list[float] = []
     for q in queries:
         if not (q.positives and q.negatives):
             continue
@@ -85,8 +93,11 @@ def _pairs(
             for n in range(first_negative, len(candidates)):
                 pos_index.append(p)
                 neg_index.append(n)
+                weights.append(q.weight)
     batch = features(candidates, kinds, names=names)
-    return batch.select(torch.tensor(pos_index, dtype=torch.long)), batch.select(torch.tensor(neg_index, dtype=torch.long))
+    pair_weights = None if all(w == 1.0 for w in weights) else torch.tensor(weights, dtype=torch.float32)
+    return (batch.select(torch.tensor(pos_index, dtype=torch.long)),
+            batch.select(torch.tensor(neg_index, dtype=torch.long)), pair_weights)
 
 
 def train_mftr(
@@ -99,11 +110,15 @@ def train_mftr(
     """
     started = time.perf_counter()
     device = pick_device(config.device)
-    pos, neg = _pairs(queries, kinds, config.features)
+    if any(not q.weight >= 0.0 for q in queries):
+        raise ConfigError("training queries: a weight must be a number >= 0")
+    pos, neg, pair_weights = _pairs(queries, kinds, config.features)
     n = int(pos.fields.shape[0])
     if n == 0:
         raise ConfigError("no training pairs: every training query needs a relevant tool and a negative")
     pos, neg = pos.to(device), neg.to(device)
+    if pair_weights is not None:
+        pair_weights = pair_weights.to(device)
     initial = MFTRWeights.initial(
         kinds,
         penalty=config.penalty,
@@ -124,7 +139,8 @@ def train_mftr(
         for start in range(0, n, config.batch_size):
             index = order[start : start + config.batch_size]
             margin = model(pos.select(index)) - model(neg.select(index))
-            loss = torch.nn.functional.softplus(-margin).mean()  # log(1 + exp(−(S⁺ − S⁻)))
+            per_pair = torch.nn.functional.softplus(-margin)  # log(1 + exp(−(S⁺ − S⁻)))
+            loss = per_pair.mean() if pair_weights is None else (per_pair * pair_weights[index]).mean()
             optimiser.zero_grad()
             loss.backward()  # type: ignore[no-untyped-call]
             optimiser.step()

@@ -73,3 +73,17 @@ def test_auto_device_is_cpu_without_cuda() -> None:
     import torch
 
     assert pick_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_unit_weights_train_exactly_as_before_and_weights_shift_the_balance() -> None:
+    queries = _queries(30, seed=5)
+    config = TrainingConfig(epochs=3, seed=0, device="cpu")
+    plain = train_mftr(queries, ("dense",), config)
+    ones = train_mftr([TrainingQuery(q.query_id, q.positives, q.negatives, 1.0) for q in queries], ("dense",), config)
+    assert ones.weights == plain.weights and ones.epoch_losses == plain.epoch_losses
+    # weights change what is learned: here half the queries count for nothing
+    half = train_mftr([TrainingQuery(q.query_id, q.positives, q.negatives, float(i % 2)) for i, q in enumerate(queries)],
+                      ("dense",), config)
+    assert half.weights != plain.weights
+    with pytest.raises(ConfigError, match="weight must be a number >= 0"):
+        train_mftr([TrainingQuery("q", queries[0].positives, queries[0].negatives, float("nan"))], ("dense",), config)
