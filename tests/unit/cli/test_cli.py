@@ -14,7 +14,7 @@ from toolsift.cli.main import cli
 from toolsift.errors import ERROR_TABLE, ClusterError, ConfigError
 
 COMMANDS = ["approvals", "bench", "cache", "dashboards", "demo", "deploy", "eval", "history", "index", "ingest", "keys",
-            "node", "search", "serve", "standardize", "sync", "train"]
+            "learn", "node", "search", "serve", "standardize", "sync", "train"]
 SUBCOMMANDS = [
     ["history", "load"],
     ["sync", "status"],

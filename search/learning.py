@@ -1,0 +1,49 @@
+"""Feedback pairs as MFTR training queries: the field signals of each pair's tools, read now.
+
+A feedback pair (:mod:`toolsift.ranker.feedback_pairs`) names a request, the tool that served it and
+the tools passed over above it. Learning field weights needs each of those tools' per-field scores
+for that request, so the request is structured and encoded again and the tools' signals are fetched
+from the current index (``Searcher.signals_for``: the exact scores the first stage would give them).
+A tool no longer in the index drops out of its pair; a pair left without a negative teaches nothing
+pairwise and is skipped. Each training query carries its pair's weight.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+from toolsift.config import Retriever
+from toolsift.ranker.feedback_pairs import FeedbackPair
+from toolsift.ranker.training import TrainingQuery
+from toolsift.search.searcher import Searcher
+
+__all__ = ["feedback_training_queries"]
+
+
+def feedback_training_queries(
+    searcher: Searcher,
+    pairs: Sequence[FeedbackPair],
+    retriever: Retriever,
+    *,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[TrainingQuery]:
+    """One training query per pair that still has its tool and a passed-over tool in the index."""
+    by_request: dict[str, list[FeedbackPair]] = defaultdict(list)
+    for pair in pairs:
+        if pair.negatives:
+            by_request[pair.request_id].append(pair)
+    out: list[TrainingQuery] = []
+    for done, (request_id, group) in enumerate(by_request.items(), start=1):
+        sq = searcher.structure(group[0].query)
+        vectors = searcher.encode(sq, retriever)
+        wanted = sorted({p.positive for p in group} | {n for p in group for n in p.negatives})
+        signals = searcher.signals_for(sq, vectors, retriever, wanted, parameters=True)
+        for pair in group:
+            positive = signals.get(pair.positive)
+            negatives = tuple(s for n in pair.negatives if (s := signals.get(n)) is not None)
+            if positive is not None and negatives:
+                out.append(TrainingQuery(f"{request_id}:{pair.positive}", (positive,), negatives, pair.weight))
+        if progress:
+            progress("feedback requests", done, len(by_request))
+    return out
