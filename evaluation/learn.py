@@ -21,7 +21,6 @@
 from __future__ import annotations
 
 import hashlib
-import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -76,21 +75,19 @@ def held_out(request_id: str, share: float) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < share
 
 
-def _ndcg10(ranked: Sequence[str], gold: set[str]) -> float:
-    dcg = sum(1.0 / math.log2(i + 2) for i, tool in enumerate(ranked[:10]) if tool in gold)
-    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(gold), 10)))
-    return dcg / ideal if ideal else 0.0
-
-
 def _held_out_ndcg(searcher: Searcher, requests: dict[str, list[FeedbackPair]], retriever: Retriever) -> float:
-    total = weight = 0.0
-    for group in requests.values():
-        gold = {p.positive for p in group}
-        pair_weight = sum(p.weight for p in group) / len(group)
-        result = searcher.search(group[0].query, top_k=10, method="multi-field", retriever=retriever)
-        total += pair_weight * _ndcg10([t.doc_id for t in result.tools], gold)
-        weight += pair_weight
-    return total / weight if weight else 0.0
+    """NDCG@10 of each held-out request's successful tools, searched again, weighed like its pairs."""
+    from toolsift.evaluation.metrics import evaluate_per_query
+    from toolsift.evaluation.runner import ranked_run
+
+    qrels = {rid: {p.positive: 1 for p in group} for rid, group in requests.items()}
+    run = {rid: ranked_run((t.doc_id for t in searcher.search(group[0].query, top_k=10, method="multi-field",
+                                                                retriever=retriever).tools), 10)
+           for rid, group in requests.items()}
+    per_query = evaluate_per_query(qrels, run, ["ndcg@10"])
+    weights = {rid: sum(p.weight for p in group) / len(group) for rid, group in requests.items()}
+    total = sum(weights.values())
+    return sum(w * per_query.get(rid, {}).get("ndcg@10", 0.0) for rid, w in weights.items()) / total if total else 0.0
 
 
 def learn_weights(
@@ -113,11 +110,13 @@ def learn_weights(
 
     answers, events = load_feedback(client, settings, tenant=tenant)
     made = feedback_pairs(answers, events, policy)
-    train_pairs = [p for p in made.pairs if not held_out(p.request_id, holdout)]
+    train_pairs: list[FeedbackPair] = []
     test: dict[str, list[FeedbackPair]] = defaultdict(list)
     for pair in made.pairs:
         if held_out(pair.request_id, holdout):
             test[pair.request_id].append(pair)
+        else:
+            train_pairs.append(pair)
     current = Searcher(client, settings.with_overrides(query_log=False), embedder, source="learn")
     queries = feedback_training_queries(current, train_pairs, retriever, progress=progress)
     if not queries:

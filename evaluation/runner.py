@@ -9,8 +9,6 @@ libraries cannot re-order ties differently from what the user would see.
 
 from __future__ import annotations
 
-import re
-
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +26,8 @@ from toolsift.ingest.pipeline import IngestReport, catalog_current, ingest_catal
 from toolsift.mappings.index import IndexManager
 from toolsift.search import Method, Searcher
 
-__all__ = ["EvalResult", "run_eval", "eval_index_name", "model_alias", "latency_summary", "ensure_eval_index", "ranked_run"]
+__all__ = ["EvalResult", "run_eval", "eval_index_name", "model_alias", "latency_summary", "ensure_eval_index",
+           "ranked_run"]
 
 
 def eval_index_name(benchmark: Benchmark, model: str = BUNDLED_MODEL) -> str:
@@ -41,7 +40,7 @@ def model_alias(alias: str, model: str) -> str:
     never rebuilds the default's evaluation index."""
     if model == BUNDLED_MODEL:
         return alias
-    return f"{alias}--{re.sub(r'[^a-z0-9]+', '-', model.lower()).strip('-')}"
+    return f"{alias}--{benchmark_slug(model)}"
 
 
 def ensure_eval_index(

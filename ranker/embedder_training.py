@@ -9,7 +9,7 @@ the request's own tool. A column that is gold for the request by another pair (t
 several tools, or two requests share one) is masked out: it is not a negative.
 
 AdamW, linear warm-up and decay, one epoch by default (Tool-DE: one), gradient clipping at 1.0. A plain
-torch loop on the sentence-transformers model, as for the rerankers (:mod:`.reranker_training`).
+torch loop on the sentence-transformers model, the rerankers' own (:func:`.reranker_training.train_steps`).
 CUDA when present, CPU otherwise.
 
 Every weight is tuned by default. With ``lora_rank`` > 0 only LoRA adapters on the attention and
@@ -20,7 +20,6 @@ has it merged in (the same arithmetic as a full model at serving time).
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -31,12 +30,13 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from toolsift.errors import ConfigError
-from toolsift.ranker.reranker_training import warmup_decay_schedule
+from toolsift.ranker.reranker_training import train_steps
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-__all__ = ["LORA_TARGETS", "EmbedExample", "EmbedderTrainingConfig", "EmbedderTrainingOutcome", "train_embedder", "infonce_loss"]
+__all__ = ["LORA_TARGETS", "EmbedExample", "EmbedderTrainingConfig", "EmbedderTrainingOutcome", "train_embedder",
+           "infonce_loss"]
 
 
 #: The BERT projections a LoRA adapter is put on: attention (query, key, value, output) and feed-forward.
@@ -189,8 +189,6 @@ def train_embedder(
     parameters = [p for p in model.parameters() if p.requires_grad]
     per_epoch = len(_batches(examples, config.batch_size, random.Random(config.seed)))
     steps = config.epochs * per_epoch
-    optimiser = torch.optim.AdamW(parameters, lr=config.learning_rate, weight_decay=0.01)
-    scheduler = warmup_decay_schedule(optimiser, steps, config.warmup)
 
     def embed(texts: list[str]) -> torch.Tensor:
         features = model.preprocess(texts)
@@ -198,25 +196,14 @@ def train_embedder(
         out: torch.Tensor = model(features)["sentence_embedding"]
         return out
 
-    losses: list[float] = []
-    done = 0
-    for _ in range(config.epochs):
-        total, count = 0.0, 0
-        for batch in _batches(examples, config.batch_size, rng):
-            queries = embed([e.query for e in batch])
-            documents = embed([e.positive for e in batch] + [e.negative for e in batch])
-            loss = infonce_loss(queries, documents, batch_mask(batch).to(queries.device), config.scale)
-            optimiser.zero_grad()
-            loss.backward()  # type: ignore[no-untyped-call]
-            torch.nn.utils.clip_grad_norm_(parameters, 1.0)
-            optimiser.step()
-            scheduler.step()
-            total += float(loss.detach()) * len(batch)
-            count += len(batch)
-            done += 1
-            if progress:
-                progress("embedder training steps", done, steps)
-        losses.append(total / max(count, 1))
+    def loss_of(batch: Sequence[EmbedExample]) -> torch.Tensor:
+        queries = embed([e.query for e in batch])
+        documents = embed([e.positive for e in batch] + [e.negative for e in batch])
+        return infonce_loss(queries, documents, batch_mask(batch).to(queries.device), config.scale)
+
+    losses = train_steps(parameters, lambda: _batches(examples, config.batch_size, rng), loss_of,
+                         epochs=config.epochs, steps=steps, learning_rate=config.learning_rate, warmup=config.warmup,
+                         progress=progress, label="embedder training steps")
     model.eval()
     adapter_dir = None
     if peft_model is not None:

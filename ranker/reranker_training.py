@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -34,8 +34,10 @@ __all__ = [
     "train_cross_encoder",
     "train_tool_rank",
     "LORA_TARGETS",
-    "warmup_decay_schedule",
+    "train_steps",
 ]
+
+T = TypeVar("T")
 
 #: The projections LoRA adapts (Llama/Qwen/SmolLM naming).
 LORA_TARGETS: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -102,8 +104,7 @@ class RerankerTrainingOutcome:
     device: str
 
 
-def warmup_decay_schedule(optimiser: torch.optim.Optimizer, steps: int,
-                          warmup: float) -> torch.optim.lr_scheduler.LambdaLR:
+def _warmup_decay(optimiser: torch.optim.Optimizer, steps: int, warmup: float) -> torch.optim.lr_scheduler.LambdaLR:
     """Linear warm-up over the first ``warmup`` share of ``steps``, then linear decay to 0."""
     warm = max(1, int(steps * warmup))
 
@@ -128,23 +129,28 @@ def _check(pairs: Sequence[RerankPair]) -> None:
         raise ConfigError("reranker training needs both relevant and irrelevant pairs")
 
 
-def _loop(
+def train_steps(
     parameters: list[torch.nn.Parameter],
-    pairs: Sequence[RerankPair],
-    config: RerankerTrainingConfig,
-    loss_of: Callable[[list[RerankPair]], torch.Tensor],
+    batches: Callable[[], Sequence[Sequence[T]]],
+    loss_of: Callable[[Sequence[T]], torch.Tensor],
+    *,
+    epochs: int,
+    steps: int,
+    learning_rate: float,
+    warmup: float,
     progress: Callable[[str, int, int], None] | None,
+    label: str,
 ) -> list[float]:
-    rng = random.Random(config.seed)
-    torch.manual_seed(config.seed)
-    steps = config.epochs * math.ceil(len(pairs) / config.batch_size)
-    optimiser = torch.optim.AdamW(parameters, lr=config.lr, weight_decay=0.01)
-    scheduler = warmup_decay_schedule(optimiser, steps, config.warmup)
+    """The training loop the rerankers and the encoder share: AdamW (weight decay 0.01) over ``epochs``
+    passes of ``batches()`` (called once per epoch), warm-up then linear decay over ``steps``, gradients
+    clipped at 1.0; returns each epoch's mean loss. The caller seeds torch and its batches' RNG."""
+    optimiser = torch.optim.AdamW(parameters, lr=learning_rate, weight_decay=0.01)
+    scheduler = _warmup_decay(optimiser, steps, warmup)
     losses: list[float] = []
     done = 0
-    for _ in range(config.epochs):
+    for _ in range(epochs):
         total, count = 0.0, 0
-        for batch in _batches(pairs, config.batch_size, rng):
+        for batch in batches():
             loss = loss_of(batch)
             optimiser.zero_grad()
             loss.backward()  # type: ignore[no-untyped-call]
@@ -155,9 +161,23 @@ def _loop(
             count += len(batch)
             done += 1
             if progress:
-                progress("reranker training steps", done, steps)
+                progress(label, done, steps)
         losses.append(total / max(count, 1))
     return losses
+
+
+def _loop(
+    parameters: list[torch.nn.Parameter],
+    pairs: Sequence[RerankPair],
+    config: RerankerTrainingConfig,
+    loss_of: Callable[[Sequence[RerankPair]], torch.Tensor],
+    progress: Callable[[str, int, int], None] | None,
+) -> list[float]:
+    rng = random.Random(config.seed)
+    torch.manual_seed(config.seed)
+    return train_steps(parameters, lambda: _batches(pairs, config.batch_size, rng), loss_of, epochs=config.epochs,
+                       steps=config.epochs * math.ceil(len(pairs) / config.batch_size), learning_rate=config.lr,
+                       warmup=config.warmup, progress=progress, label="reranker training steps")
 
 
 def train_cross_encoder(
@@ -177,7 +197,7 @@ def train_cross_encoder(
     model.train()
     bce = torch.nn.BCEWithLogitsLoss()
 
-    def loss_of(batch: list[RerankPair]) -> torch.Tensor:
+    def loss_of(batch: Sequence[RerankPair]) -> torch.Tensor:
         enc = tokenizer([p.query for p in batch], [p.document for p in batch], padding=True, truncation="longest_first",
                         max_length=config.max_length, return_tensors="pt").to(device)
         logits = model(**enc).logits.view(-1).float()
@@ -218,7 +238,7 @@ def train_tool_rank(
     ce = torch.nn.CrossEntropyLoss()
     device = reranker.device
 
-    def loss_of(batch: list[RerankPair]) -> torch.Tensor:
+    def loss_of(batch: Sequence[RerankPair]) -> torch.Tensor:
         two = reranker.answer_logits(reranker.encode([(p.query, p.document) for p in batch]))
         loss: torch.Tensor = ce(two, torch.tensor([p.label for p in batch], device=device))
         return loss

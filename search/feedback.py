@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from opensearchpy import OpenSearch
-from opensearchpy.helpers import bulk
+from opensearchpy.exceptions import NotFoundError as OpenSearchNotFoundError
+from opensearchpy.helpers import bulk, scan
 
 from toolsift.access import ALL_TENANTS, Principal
 from toolsift.config import Settings
@@ -159,9 +160,6 @@ def load_feedback(client: OpenSearch, settings: Settings, *, tenant: str | None 
     Reads ``feedback_index`` and, for the request ids it names, ``query_log_index`` (answers only: a
     tool set's further searches have no request id). Missing indices read as empty.
     """
-    from opensearchpy.exceptions import NotFoundError as OpenSearchNotFoundError
-    from opensearchpy.helpers import scan
-
     query: dict[str, object] = {"match_all": {}}
     if tenant is not None:
         query = {"term": {"tenant": tenant}}

