@@ -8,12 +8,12 @@ import click
 
 from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._output import emit_json, table
-from toolsift.cli.options import json_flag, retriever_option
+from toolsift.cli.options import index_option, json_flag, retriever_option
 
 
 @click.group()
 def learn() -> None:
-    """Learn from agents' feedback (successful calls against the tools passed over), behind a guard."""
+    """Learn from agents' feedback (successful calls against the tools passed over), behind a guard; A/B per tenant."""
 
 
 @learn.command("weights")
@@ -67,3 +67,87 @@ def learn_weights_command(app: AppContext, retriever: str, tenant: str | None, h
         click.echo("guard passed" if guard.passed else "guard failed: " + "; ".join(guard.reasons))
     if not guard.passed:
         raise SystemExit(1)
+
+
+@learn.group("ab")
+def ab() -> None:
+    """A/B tests of learned weights per tenant: start, report, promote, roll back."""
+
+
+_tenant_option = click.option("--tenant", required=True, help="The tenant whose traffic is split.")
+
+
+@ab.command("start")
+@click.argument("weights", type=click.Path(exists=True, path_type=Path))
+@_tenant_option
+@click.option("--share", type=float, default=0.5, show_default=True,
+              help="Share of the tenant's searches the candidate ranks, in (0, 1), picked by a hash of each request id.")
+@index_option("The index alias the tenant searches (default: the configured one).")
+@pass_app
+def ab_start(app: AppContext, weights: Path, tenant: str, share: float, index_alias: str | None) -> None:
+    """Send --share of --tenant's searches to the candidate WEIGHTS (a `toolsift learn weights` output).
+
+    Only a candidate whose guard passed may serve traffic. The other tenants of the index, and the rest
+    of this one's searches, rank as before; every search service of the index follows within
+    weights_check_interval seconds.
+    """
+    from toolsift.ranker.artifact import load_artifact
+    from toolsift.ranker.experiments import start_experiment
+
+    settings = app.settings(index=index_alias)
+    started = start_experiment(app.client(), settings.index, tenant, load_artifact(weights), share)
+    click.echo(f"tenant {tenant!r} on {settings.index}: {started.share:.0%} of searches ranked by "
+               f"{started.candidate.version} since {started.started_at}")
+
+
+@ab.command("report")
+@_tenant_option
+@index_option("The index alias the tenant searches (default: the configured one).")
+@click.option("--alpha", type=click.FloatRange(0.0001, 0.5), default=0.05, show_default=True,
+              help="Significance level of the verdict.")
+@json_flag("Print the report as JSON.")
+@pass_app
+def ab_report_command(app: AppContext, tenant: str, index_alias: str | None, alpha: float, as_json: bool) -> None:
+    """Compare the arms of --tenant's test: answers, success rate, MRR of the first successful tool, p-values."""
+    from toolsift.ranker.experiments import experiment_of
+    from toolsift.search.ab import ab_report
+
+    settings = app.settings(index=index_alias)
+    client = app.client()
+    report = ab_report(client, settings, experiment_of(client, settings.index, tenant), alpha=alpha)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    click.echo(f"tenant {tenant!r}: candidate {report.candidate_version} ({report.state}, share {report.share:g}) "
+               f"since {report.started_at}")
+    rows = [[arm, f.weights_version, f.answers, f.reported, f.success_rate, f.mrr, f.success_at_5]
+            for arm, f in report.arms.items()]
+    click.echo(table(["arm", "weights", "answers", "reported", "success rate", "MRR", "success@5"], rows))
+    click.echo(f"success rate {report.success_rate_diff:+.4f} (p {report.success_rate_p}), "
+               f"MRR {report.mrr_diff:+.4f} (p {report.mrr_p}): {report.verdict}")
+
+
+@ab.command("promote")
+@_tenant_option
+@index_option("The index alias the tenant searches (default: the configured one).")
+@pass_app
+def ab_promote(app: AppContext, tenant: str, index_alias: str | None) -> None:
+    """Give --tenant's candidate all of its traffic (until a rollback)."""
+    from toolsift.ranker.experiments import promote
+
+    settings = app.settings(index=index_alias)
+    done = promote(app.client(), settings.index, tenant)
+    click.echo(f"tenant {tenant!r} on {settings.index}: promoted {done.candidate.version}")
+
+
+@ab.command("rollback")
+@_tenant_option
+@index_option("The index alias the tenant searches (default: the configured one).")
+@pass_app
+def ab_rollback(app: AppContext, tenant: str, index_alias: str | None) -> None:
+    """End --tenant's test (or promotion): it ranks as the index's other tenants do again."""
+    from toolsift.ranker.experiments import rollback
+
+    settings = app.settings(index=index_alias)
+    removed = rollback(app.client(), settings.index, tenant)
+    click.echo(f"tenant {tenant!r} on {settings.index}: rolled back {removed.candidate.version}")

@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,6 +32,7 @@ from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import ConfigError
 from toolsift.ranker.artifact import WeightsArtifact, write_json_atomic
+from toolsift.ranker.experiments import hash_share
 from toolsift.ranker.feedback_pairs import FeedbackPair, LearningPolicy, feedback_pairs
 from toolsift.ranker.mftr import MFTRRanker
 from toolsift.ranker.training import TrainingConfig, train_mftr
@@ -71,8 +71,7 @@ class LearnOutcome:
 
 def held_out(request_id: str, share: float) -> bool:
     """Whether a request is held out: the first bytes of its id's SHA-256, below ``share``."""
-    digest = hashlib.sha256(request_id.encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < share
+    return hash_share(request_id) < share
 
 
 def _held_out_ndcg(searcher: Searcher, requests: dict[str, list[FeedbackPair]], retriever: Retriever) -> float:

@@ -15,6 +15,7 @@ them.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from toolsift.errors import ConfigError
 from toolsift.mappings.index import IndexInfo, IndexManager
 from toolsift.plugin_scripts.pipelines import ensure_pipelines
 from toolsift.ranker.artifact import WeightsArtifact
+from toolsift.ranker.experiments import EXPERIMENTS_KEY
 
 __all__ = ["PushReport", "push_weights", "clear_weights", "active_weights", "ACTIVE_WEIGHTS_KEY", "weights_stamp",
            "current_weights_stamp"]
@@ -89,11 +91,19 @@ def active_weights(info: IndexInfo) -> WeightsArtifact | None:
         ) from exc
 
 
+def _stamp(index: str, meta: Mapping[str, Any]) -> str:
+    pushed = meta.get(ACTIVE_WEIGHTS_KEY) or {}
+    tested = meta.get(EXPERIMENTS_KEY) or {}
+    trials = ",".join(f"{tenant}:{(record.get('candidate') or {}).get('digest', '')}:{record.get('changed_at', '')}"
+                      for tenant, record in sorted(tested.items()) if isinstance(record, Mapping))
+    return f"{index}|{pushed.get('digest', '')}|{pushed.get('pushed_at', '')}|{trials}"
+
+
 def weights_stamp(info: IndexInfo) -> str:
-    """What identifies the weights an index ranks with: its concrete name and the pushed weights'
-    digest and push time (empty when none are pushed)."""
-    record = info.meta.get(ACTIVE_WEIGHTS_KEY) or {}
-    return f"{info.index}|{record.get('digest', '')}|{record.get('pushed_at', '')}"
+    """What identifies the weights an index ranks with: its concrete name, the pushed weights' digest
+    and push time (empty when none are pushed), and each tenant experiment's candidate and last change
+    (:mod:`toolsift.ranker.experiments`)."""
+    return _stamp(info.index, info.meta)
 
 
 def current_weights_stamp(client: OpenSearch, alias: str) -> str | None:
@@ -102,10 +112,12 @@ def current_weights_stamp(client: OpenSearch, alias: str) -> str | None:
     found = client.indices.get_mapping(
         index=alias, ignore=404,
         filter_path=[f"*.mappings._meta.toolsift.{ACTIVE_WEIGHTS_KEY}.digest",
-                     f"*.mappings._meta.toolsift.{ACTIVE_WEIGHTS_KEY}.pushed_at", "*.mappings._meta.toolsift.schema_version"],
+                     f"*.mappings._meta.toolsift.{ACTIVE_WEIGHTS_KEY}.pushed_at",
+                     f"*.mappings._meta.toolsift.{EXPERIMENTS_KEY}.*.candidate.digest",
+                     f"*.mappings._meta.toolsift.{EXPERIMENTS_KEY}.*.changed_at",
+                     "*.mappings._meta.toolsift.schema_version"],
     )
     if not isinstance(found, dict) or not found or "error" in found or "status" in found:
         return None
     index, body = sorted(found.items())[-1]
-    record = (((body or {}).get("mappings") or {}).get("_meta") or {}).get("toolsift", {}).get(ACTIVE_WEIGHTS_KEY) or {}
-    return f"{index}|{record.get('digest', '')}|{record.get('pushed_at', '')}"
+    return _stamp(index, (((body or {}).get("mappings") or {}).get("_meta") or {}).get("toolsift", {}))

@@ -7,7 +7,9 @@ calls OpenSearch for a search. The backend applies the request's own choices (in
 weights, reranker, ranker URL) to the settings, loads the embedding model only when the request
 needs it, keeps one :class:`~toolsift.search.searcher.Searcher` per such choice, shapes the request
 (:func:`~toolsift.search.shaping.shape_request`) and answers at the asked level: tools, agents,
-``auto``, or a precise tool set (PTR, from the index's history when it has one).
+``auto``, or a precise tool set (PTR, from the index's history when it has one). A tenant with an
+A/B test on the index (:mod:`toolsift.ranker.experiments`) has its test's share of requests ranked
+by the candidate weights, picked by a hash of the request id.
 """
 
 from __future__ import annotations
@@ -24,10 +26,13 @@ from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder, load_embedder
 from toolsift.mappings import F
 from toolsift.query.scope import Scope
+from toolsift.ranker.artifact import WeightsArtifact
 from toolsift.ranker.deploy import current_weights_stamp
+from toolsift.ranker.experiments import TenantExperiment, arm_for, experiments
 from toolsift.ranker.history import HistoryStore
 from toolsift.records import kinds_for
 from toolsift.search.definitions import Fitted, Format, definitions, fit
+from toolsift.search.querylog import current_request_id
 from toolsift.search.records import SearchLevel, SearchRequest, SearchResponse
 from toolsift.search.searcher import Searcher
 from toolsift.search.sets import SetRecommender
@@ -72,6 +77,7 @@ class SearchBackend:
         self._load_embedder = embedder_loader
         self._searchers: dict[tuple[object, ...], Searcher] = {}
         self._checked: dict[str, float] = {}
+        self._experiments: dict[str, dict[str, TenantExperiment]] = {}
         self._lock = threading.Lock()
 
     def settings_for(self, request: SearchRequest) -> Settings:
@@ -84,19 +90,37 @@ class SearchBackend:
             return self._searcher(self.settings, "tool")
         return self._searcher(self.settings_for(request), request.level)
 
-    def _searcher(self, settings: Settings, level: SearchLevel) -> Searcher:
+    def _searcher(self, settings: Settings, level: SearchLevel, candidate: WeightsArtifact | None = None) -> Searcher:
         with_model = self._embedder is not None or needs_embedder(level, settings.retriever)
-        key = (settings.index, str(settings.weights), settings.reranker, settings.ranker_url, with_model)
+        key = (settings.index, str(settings.weights), settings.reranker, settings.ranker_url, with_model,
+               candidate.digest if candidate is not None else None)
         with self._lock:
             found = self._searchers.get(key)
             if found is not None and not self._current(settings, found):
                 # weights were pushed to (or cleared from) the index, or its alias moved: rank as it now says
                 self._searchers = {k: v for k, v in self._searchers.items() if k[0] != settings.index}
+                self._experiments.clear()
                 found = None
             if found is None:
                 embedder = self.embedder(settings) if with_model else None
-                found = self._searchers[key] = Searcher(self.client, settings, embedder, source=self.source)
+                found = self._searchers[key] = Searcher(self.client, settings, embedder, artifact=candidate,
+                                                        source=self.source)
             return found
+
+    def _arm(self, settings: Settings, searcher: Searcher, request: SearchRequest) -> Searcher:
+        """The searcher of the arm this request falls in, when its tenant has an A/B test on the index
+        (:mod:`toolsift.ranker.experiments`; explicit weights take none): ``searcher`` or the candidate's."""
+        if settings.weights is not None or request.tenant is None:
+            return searcher
+        with self._lock:
+            found = self._experiments.get(searcher.weights_stamp)
+            if found is None:
+                found = self._experiments[searcher.weights_stamp] = experiments(searcher.index)
+        experiment = found.get(request.tenant)
+        if arm_for(experiment, current_request_id()) == "control":
+            return searcher
+        assert experiment is not None
+        return self._searcher(settings, request.level, experiment.candidate)
 
     def _current(self, settings: Settings, searcher: Searcher) -> bool:
         """Whether ``searcher`` still ranks as its index says: the pushed weights (and the index behind
@@ -167,7 +191,7 @@ class SearchBackend:
         """
         settings = self.settings_for(request)
         scope = replace(request.scope, exclude_flagged=settings.risky_tools == "exclude")
-        searcher = self._searcher(settings, request.level)
+        searcher = self._arm(settings, self._searcher(settings, request.level), request)
         # A searcher is kept per index, weights, reranker and ranker URL; the retriever is the request's own.
         retriever = settings.retriever
         query, source = shape_request(request, self.client, searcher.settings, searcher.structure)

@@ -41,7 +41,7 @@ from toolsift.opensearch import ensure_index
 if TYPE_CHECKING:
     from toolsift.search.records import SearchResult
 
-__all__ = ["QueryLog", "log_record", "Issuing", "issuing", "IssuedAnswer", "issued_answer"]
+__all__ = ["QueryLog", "log_record", "Issuing", "issuing", "IssuedAnswer", "issued_answer", "current_request_id"]
 
 _log = logging.getLogger(__name__)
 
@@ -114,6 +114,12 @@ def issuing(request_id: str, *, tenant: str | None, key: str) -> Iterator[Issuin
     finally:
         _ISSUING.reset(token)
         issue._write()
+
+
+def current_request_id() -> str | None:
+    """The request id of the answer being given (inside :func:`issuing`; None elsewhere)."""
+    issue = _ISSUING.get()
+    return None if issue is None else issue.request_id
 
 
 @dataclass(frozen=True)
