@@ -952,3 +952,80 @@ def embedder_bench(app: AppContext, models: tuple[str, ...], datasets: Path | No
     out = json_out or Path("bench-embedder.json")
     write_json(out, figures)
     click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("feedback")
+@click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--events", "events_spec", default="0,100,1000,10000", show_default=True,
+              help="Checkpoints: feedback reports sent before learning and measuring (comma-separated, cumulative).")
+@click.option("--test-queries", type=click.IntRange(10), default=500, show_default=True,
+              help="Test queries measured at each checkpoint (a seeded sample of the test split).")
+@click.option("--agents", type=click.IntRange(1, 200), default=20, show_default=True,
+              help="Honest agents (one API key each, one tenant).")
+@click.option("--adversary-at", type=click.IntRange(0), default=1000, show_default=True,
+              help="After this checkpoint a spammer sends as many reports as the honest agents did (0: no adversary).")
+@click.option("--key-cap", type=click.IntRange(1), default=50, show_default=True,
+              help="One key's feedback pairs weigh at most this much in all, inverse-propensity weights included (and one tool's positives).")
+@click.option("--ab-events", type=click.IntRange(0), default=0, show_default=True,
+              help="Then A/B-test the latest candidate that passed its guard on half of the agents' searches for this "
+                   "many more reports, and print the A/B report.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--png", "png_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Draw the curve here (default: bench-feedback.png).")
+@json_file_option("Write the figures here (default: bench-feedback.json).")
+@pass_app
+def feedback(app: AppContext, dataset_dir: Path, events_spec: str, test_queries: int, agents: int, adversary_at: int,
+             key_cap: int, ab_events: int, seed: int, png_out: Path | None, json_out: Path | None) -> None:
+    """Simulated agents through the search API, learning from their feedback, a spammer, and an A/B test.
+
+    Agents replay DATASET_DIR's train queries (a BEIR folder with train and test qrels: ToolLens)
+    through `toolsift serve api`, reporting calls with position bias and noise; at each checkpoint field
+    weights are learned from the feedback so far behind the guard and measured on test queries
+    (NDCG@10, Recall@5) against the fixed weights. A spammer then reports each answer's last tool as
+    the one that worked; weights learned with and without the key cap show what it moved. Each point
+    is also recorded as an eval run (the workbench's metrics page).
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.cli._progress import progress_bars
+    from toolsift.evaluation.feedback_sim import plot_curve, run_feedback_curve
+
+    try:
+        checkpoints = sorted({int(part) for part in events_spec.split(",") if part.strip()})
+    except ValueError:
+        raise click.BadParameter(f"{events_spec!r} is not a comma-separated list of event counts",
+                                 param_hint="--events") from None
+    settings = app.settings()
+    with progress_bars(True) as progress:
+        curve = run_feedback_curve(app.client(), settings, load_embedder(settings), dataset_dir, checkpoints=checkpoints,
+                                   test_queries=test_queries, agents=agents, adversary_at=adversary_at or None,
+                                   key_cap=key_cap, ab_events=ab_events, seed=seed, progress=progress)
+    rows = [[p.events, p.requests, p.fixed["ndcg@10"], p.candidate["ndcg@10"] if p.candidate else "-",
+             p.fixed["recall@5"], p.candidate["recall@5"] if p.candidate else "-",
+             {None: "-", True: "passed", False: "failed"}[p.guard_passed], p.served["ndcg@10"], p.pairs, p.learn_seconds]
+            for p in curve.points]
+    click.echo(f"{curve.benchmark}: {curve.test_queries} test queries, {curve.agents} agents, "
+               f"{curve.events_per_s} requests/s through the API, {curve.seconds} s")
+    click.echo(table(["events", "requests", "NDCG@10 fixed", "NDCG@10 learned", "R@5 fixed", "R@5 learned", "guard",
+                      "NDCG@10 served", "pairs", "learn s"], rows))
+    if curve.adversarial is not None:
+        a = curve.adversarial
+        click.echo(table(["adversarial run", "NDCG@10", "R@5", "guard"], [
+            [f"{a.honest_events} honest events only", *(a.honest_only or {}).values(), "-"],
+            [f"+ {a.spam_events} spam, key cap {a.key_cap} (spammer x{a.spammer_scale})", a.capped["ndcg@10"],
+             a.capped["recall@5"], "passed" if a.capped_guard_passed else "failed"],
+            [f"+ {a.spam_events} spam, no cap", a.uncapped["ndcg@10"], a.uncapped["recall@5"],
+             "passed" if a.uncapped_guard_passed else "failed"],
+        ]))
+    if curve.ab is not None:
+        ab = curve.ab
+        click.echo(table(["A/B arm", "weights", "answers", "reported", "success rate", "MRR", "success@5"], [
+            [arm, f["weights_version"], f["answers"], f["reported"], f["success_rate"], f["mrr"], f["success_at_5"]]
+            for arm, f in ab["arms"].items()]))
+        click.echo(f"success rate {ab['success_rate_diff']:+.4f} (p {ab['success_rate_p']}), MRR {ab['mrr_diff']:+.4f} "
+                   f"(p {ab['mrr_p']}): {ab['verdict']}")
+    for note in curve.notes:
+        click.echo(note)
+    out = json_out or Path("bench-feedback.json")
+    write_json(out, curve.to_dict())
+    png = plot_curve(curve, png_out or Path("bench-feedback.png"))
+    click.echo(f"wrote {out} and {png}", err=True)

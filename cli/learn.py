@@ -13,7 +13,7 @@ from toolsift.cli.options import index_option, json_flag, retriever_option
 
 @click.group()
 def learn() -> None:
-    """Learn from agents' feedback (successful calls against the tools passed over), behind a guard; A/B per tenant."""
+    """Learn from agents' feedback (successful calls against the tools shown and not called), behind a guard; A/B per tenant."""
 
 
 @learn.command("weights")
@@ -24,9 +24,9 @@ def learn() -> None:
 @click.option("--benchmark", "benchmarks", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A benchmark folder the candidate may not lose more than 0.005 NDCG@10 on; repeatable.")
 @click.option("--key-cap", type=click.IntRange(1), default=50, show_default=True,
-              help="One key's feedback weighs at most this many requests' worth.")
+              help="One key's feedback pairs weigh at most this much in all (inverse-propensity weights included).")
 @click.option("--tool-cap", type=click.IntRange(1), default=50, show_default=True,
-              help="One tool's positives weigh at most this many requests' worth, over every key.")
+              help="One tool's positive pairs weigh at most this much in all, over every key.")
 @click.option("--eta", type=click.FloatRange(0, 3), default=1.0, show_default=True,
               help="Position bias: a tool at rank k is examined with propensity k^-eta (0: no correction).")
 @click.option("--name", default="feedback", show_default=True, help="Artifact name.")

@@ -34,7 +34,7 @@ from toolsift.errors import ConfigError
 from toolsift.ranker.artifact import WeightsArtifact, write_json_atomic
 from toolsift.ranker.experiments import hash_share
 from toolsift.ranker.feedback_pairs import FeedbackPair, LearningPolicy, feedback_pairs
-from toolsift.ranker.mftr import MFTRRanker
+from toolsift.ranker.mftr import FIELDS_AND_RANK, MFTRRanker
 from toolsift.ranker.training import TrainingConfig, train_mftr
 from toolsift.records import kinds_for
 from toolsift.search import Searcher
@@ -99,7 +99,7 @@ def learn_weights(
     tenant: str | None = None,
     retriever: Retriever = "hybrid",
     policy: LearningPolicy = LearningPolicy(),
-    training: TrainingConfig = TrainingConfig(),
+    training: TrainingConfig = TrainingConfig(min_steps=200, features=FIELDS_AND_RANK),
     holdout: float = 0.2,
     benchmarks: Sequence[Path] = (),
     progress: Callable[[str, int, int], None] | None = None,
@@ -120,7 +120,7 @@ def learn_weights(
     queries = feedback_training_queries(current, train_pairs, retriever, progress=progress)
     if not queries:
         raise ConfigError(f"learn: no training pairs in the feedback ({made.events} events, {made.unconfirmed} "
-                          "unconfirmed; a pair needs a successful call below a tool that was passed over)")
+                          "unconfirmed; a pair needs a successful call and a tool shown beside it that was not called)")
     trained = train_mftr(queries, kinds_for(retriever), training)
     feedback = {"events": made.events, "unconfirmed": made.unconfirmed, "requests": made.requests,
                 "pairs": len(made.pairs), "training_queries": len(queries), "held_out_requests": len(test),

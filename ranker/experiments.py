@@ -71,13 +71,15 @@ class TenantExperiment:
             path = Path(raw["path"]) if raw.get("path") else None
             share = float(record["share"])
             state = record["state"]
-            if not 0.0 < share <= 1.0 or state not in ("testing", "promoted"):
-                raise ValueError(f"share {share} or state {state!r} out of range")
-            return cls(tenant, WeightsArtifact.from_dict(raw, path=path), share, state,
-                       str(record["started_at"]), str(record.get("changed_at", record["started_at"])))
+            problem = None if 0.0 < share <= 1.0 and state in ("testing", "promoted") else \
+                f"share {share} or state {state!r} out of range"
+            if problem is None:
+                return cls(tenant, WeightsArtifact.from_dict(raw, path=path), share, state,
+                           str(record["started_at"]), str(record.get("changed_at", record["started_at"])))
         except (ConfigError, ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"{where}: _meta.toolsift.{EXPERIMENTS_KEY}.{tenant} is not an experiment ({exc}); "
-                              f"roll it back (`toolsift learn ab rollback --tenant {tenant}`)") from exc
+            problem = str(exc)
+        raise ConfigError(f"{where}: _meta.toolsift.{EXPERIMENTS_KEY}.{tenant} is not an experiment ({problem}); "
+                          f"roll it back (`toolsift learn ab rollback --tenant {tenant}`)")
 
 
 def arm_for(experiment: TenantExperiment | None, request_id: str | None) -> Arm:

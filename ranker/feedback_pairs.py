@@ -1,4 +1,4 @@
-"""Agents' feedback as training pairs: what was called and worked, against what was shown above it.
+"""Agents' feedback as training pairs: what was called and worked, against what was shown and not called.
 
 An answer the query log recorded (the request, the tools handed over best first, the tenant and key it
 was given to) and the feedback on it (``POST /v1/feedback``, the MCP server's ``call_tool``) become
@@ -9,17 +9,19 @@ pairs by these rules:
   checked again here, since a log can be pruned or a feedback index written by something else).
 * **Positives** are tools called *and* reported successful; a call that failed or whose outcome is
   unknown is not a positive (nor a negative).
-* **Negatives** are the tools handed over above the lowest positive that were not called: an agent
-  reads a list from the top (the cascade assumption), so those were seen and passed over. Tools below
-  every positive may never have been read and say nothing.
-* **Position bias.** A tool at rank k is examined with propensity k^-η (η = 1 by default; Joachims
-  et al., 2017): a positive found at rank k stands for 1/propensity = k^η of its kind, clipped at
-  ``max_weight`` so a lucky deep click cannot dominate.
-* **Bounded influence.** Whatever one key sends, its pairs together weigh at most ``key_cap``
-  requests' worth (each of its pairs is scaled by min(1, key_cap / its requests)); whatever any set
-  of keys sends for one tool, that tool's positive pairs weigh at most ``tool_cap`` requests' worth.
-  A key that spams calls on its own tool moves the training data by at most those caps, however
-  many requests it issues.
+* **Negatives** are the tools handed over that were not called, above and below the positive
+  (Propensity SVM-Rank, Joachims et al., 2017). Only tools passed over *above* a positive
+  ("skip-above") would teach nothing but the reverse of the ranking that produced the answer: a
+  positive at rank 1 would give no pair at all, and every pair would say "lower beats higher".
+* **Position bias.** A tool at rank k is examined with propensity k^-η (η = 1 by default): a positive
+  found at rank k stands for 1/propensity = k^η of its kind (the estimator is unbiased under the
+  examination hypothesis), clipped at ``max_weight`` so a lucky deep click cannot dominate.
+* **Bounded influence.** Whatever one key sends, its pairs together weigh at most ``key_cap`` (each
+  of its pairs is scaled by min(1, key_cap / the sum of its weights), the inverse-propensity weights
+  included: a spammer "calling" the last tool of every answer gets the largest weight per pair, so a
+  cap counted in requests would let it weigh ``max_weight`` times more than an honest key); whatever
+  any set of keys sends for one tool, that tool's positive pairs weigh at most ``tool_cap``. A key
+  that spams calls moves the training data by at most those caps, however many requests it issues.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class FeedbackEvent:
 
 @dataclass(frozen=True)
 class FeedbackPair:
-    """A request, a tool that served it, the tools passed over above it, and the pair's weight."""
+    """A request, a tool that served it, the tools shown and not called, and the pair's weight."""
 
     request_id: str
     query: str
@@ -66,6 +68,8 @@ class FeedbackPair:
     weight: float
     tenant: str | None
     key: str
+    #: The answer as it was shown, best first (the first-stage ranks a learner may read).
+    shown: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,8 +79,8 @@ class LearningPolicy:
     Args:
         propensity_eta: η of the examination propensity k^-η (0: no position-bias correction).
         max_weight: the largest inverse-propensity weight a pair gets.
-        key_cap: one key's pairs weigh at most this many requests' worth.
-        tool_cap: one tool's positive pairs weigh at most this many requests' worth.
+        key_cap: one key's pairs weigh at most this much in all (inverse-propensity weights included).
+        tool_cap: one tool's positive pairs weigh at most this much in all.
     """
 
     propensity_eta: float = 1.0
@@ -121,25 +125,24 @@ def feedback_pairs(answers: Mapping[str, LoggedAnswer], events: Sequence[Feedbac
         positives = sorted((t for t, e in reported.items() if e.called and e.success), key=rank_of.__getitem__)
         if not positives:
             continue
-        lowest = max(rank_of[t] for t in positives)
-        passed_over = tuple(t for t in answer.answered[: lowest - 1] if t not in called)
+        passed_over = tuple(t for t in answer.answered if t not in called)
         for tool in positives:
             rank = rank_of[tool]
             weight = min(policy.max_weight, float(rank) ** policy.propensity_eta)
             raw.append(FeedbackPair(request_id, answer.request, tool, passed_over, rank, weight, answer.tenant,
-                                    answer.key))
+                                    answer.key, answer.answered))
     # bounded influence: first per key, then per tool (over every key)
-    key_requests: dict[str, set[str]] = defaultdict(set)
+    key_weight: dict[str, float] = defaultdict(float)
     for pair in raw:
-        key_requests[pair.key].add(pair.request_id)
-    key_scale = {k: min(1.0, policy.key_cap / len(r)) for k, r in key_requests.items()}
-    tool_requests: dict[str, float] = defaultdict(float)
+        key_weight[pair.key] += pair.weight
+    key_scale = {k: min(1.0, policy.key_cap / w) for k, w in key_weight.items()}
+    tool_weight: dict[str, float] = defaultdict(float)
     for pair in raw:
-        tool_requests[pair.positive] += key_scale[pair.key]
-    tool_scale = {t: min(1.0, policy.tool_cap / n) for t, n in tool_requests.items()}
+        tool_weight[pair.positive] += pair.weight * key_scale[pair.key]
+    tool_scale = {t: min(1.0, policy.tool_cap / w) for t, w in tool_weight.items()}
     pairs = tuple(
         FeedbackPair(p.request_id, p.query, p.positive, p.negatives, p.rank,
-                     p.weight * key_scale[p.key] * tool_scale[p.positive], p.tenant, p.key)
+                     p.weight * key_scale[p.key] * tool_scale[p.positive], p.tenant, p.key, p.shown)
         for p in raw
     )
     return FeedbackPairs(

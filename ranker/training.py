@@ -56,6 +56,8 @@ class TrainingConfig:
     init_w_opt: float = 0.1
     #: The features the model weighs: MFTR's four fields, optionally ``first_stage_rank`` too.
     features: tuple[str, ...] = FIELDS
+    #: At least this many optimiser steps: few pairs (early feedback) get more epochs; 0: ``epochs`` exactly.
+    min_steps: int = 0
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,8 @@ def train_mftr(
     optimiser = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
     generator = torch.Generator().manual_seed(config.seed)
     losses = []
-    for _ in range(config.epochs):
+    epochs = max(config.epochs, -(-config.min_steps // -(-n // config.batch_size)))
+    for _ in range(epochs):
         order = torch.randperm(n, generator=generator).to(device)
         total = 0.0
         for start in range(0, n, config.batch_size):

@@ -1,7 +1,7 @@
 """Feedback pairs as MFTR training queries: the field signals of each pair's tools, read now.
 
 A feedback pair (:mod:`toolsift.ranker.feedback_pairs`) names a request, the tool that served it and
-the tools passed over above it. Learning field weights needs each of those tools' per-field scores
+the tools shown and not called. Learning field weights needs each of those tools' per-field scores
 for that request, so the request is structured and encoded again and the tools' signals are fetched
 from the current index (``Searcher.signals_for``: the exact scores the first stage would give them).
 A tool no longer in the index drops out of its pair; a pair left without a negative teaches nothing
@@ -38,7 +38,9 @@ def feedback_training_queries(
         sq = searcher.structure(group[0].query)
         vectors = searcher.encode(sq, retriever)
         wanted = sorted({p.positive for p in group} | {n for p in group for n in p.negatives})
-        signals = searcher.signals_for(sq, vectors, retriever, wanted, parameters=True)
+        # each tool's rank in the answer the agent saw: the first-stage rank feature, when the weights read it
+        shown = {tool: (0.0, n) for n, tool in enumerate(group[0].shown, 1)}
+        signals = searcher.signals_for(sq, vectors, retriever, wanted, shown, parameters=True)
         for pair in group:
             positive = signals.get(pair.positive)
             negatives = tuple(s for n in pair.negatives if (s := signals.get(n)) is not None)

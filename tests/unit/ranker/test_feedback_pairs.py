@@ -16,17 +16,17 @@ def _event(tool: str, called: bool = True, success: bool | None = True, request:
     return FeedbackEvent(request, tool, called, success, tenant, key)
 
 
-def test_a_successful_call_is_a_positive_against_the_tools_passed_over_above_it() -> None:
+def test_a_successful_call_is_a_positive_against_every_tool_shown_and_not_called() -> None:
     out = feedback_pairs({"r1": ANSWER}, [_event("t3"), _event("t1", called=False, success=None)])
     (pair,) = out.pairs
-    assert (pair.query, pair.positive, pair.negatives, pair.rank) == ("convert my file to pdf", "t3", ("t1", "t2"), 3)
+    assert (pair.query, pair.positive, pair.negatives, pair.rank) == ("convert my file to pdf", "t3", ("t1", "t2", "t4", "t5"), 3)
     assert pair.weight == 3.0  # found at rank 3: stands for 3 ** eta of its kind
 
 
 def test_failed_or_unknown_calls_are_neither_positive_nor_negative() -> None:
     out = feedback_pairs({"r1": ANSWER}, [_event("t2", success=False), _event("t1", success=None), _event("t4")])
     (pair,) = out.pairs
-    assert pair.positive == "t4" and pair.negatives == ("t3",)  # t1 and t2 were called: not passed over
+    assert pair.positive == "t4" and pair.negatives == ("t3", "t5")  # t1 and t2 were called: not passed over
 
 
 def test_events_the_query_log_does_not_confirm_are_dropped() -> None:
@@ -55,10 +55,10 @@ def test_one_key_s_spam_weighs_at_most_its_cap_however_many_requests_it_sends(sp
     events += [FeedbackEvent(f"h{i}", "honest-tool", True, True, "acme", "agent-1") for i in range(honest)]
     out = feedback_pairs(answers, events, policy)
     spammed = sum(p.weight for p in out.pairs if p.key == "spammer")
-    assert spammed <= policy.key_cap * policy.max_weight + 1e-9
+    assert spammed <= policy.key_cap + 1e-9  # inverse-propensity weights included
     # an honest key within its cap is untouched (honest-tool is at rank 1: weight 1 per request)
     assert sum(p.weight for p in out.pairs if p.key == "agent-1") == pytest.approx(honest)
-    assert ("spammer" in out.capped_keys) == (spam > policy.key_cap)
+    assert ("spammer" in out.capped_keys) == (2 * spam > policy.key_cap)  # evil-tool at rank 2 weighs 2
 
 
 def test_many_keys_together_cannot_push_one_tool_beyond_its_cap() -> None:
