@@ -14,8 +14,12 @@ from toolsift.cli.main import cli
 from toolsift.errors import ERROR_TABLE, ClusterError, ConfigError
 
 COMMANDS = ["approvals", "bench", "cache", "dashboards", "demo", "deploy", "eval", "history", "index", "ingest", "keys",
-            "learn", "node", "search", "serve", "standardize", "sync", "train"]
+            "learn", "llm", "node", "search", "serve", "standardize", "sync", "train"]
 SUBCOMMANDS = [
+    ["llm", "fetch"],
+    ["learn", "ab", "start"],
+    ["learn", "ab", "report"],
+    ["bench", "feedback"],
     ["history", "load"],
     ["sync", "status"],
     ["sync", "versions"],
