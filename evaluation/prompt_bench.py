@@ -84,7 +84,8 @@ class ObedientModel:
     name = OBEDIENT_MODEL
     device = "cpu"
 
-    def complete(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int | None = None) -> Completion:
+    def complete(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int | None = None,
+                 json_object: bool = False) -> Completion:
         system = next((m["content"] for m in messages if m.get("role") == "system"), "")
         user = "\n".join(m["content"] for m in messages if m.get("role") == "user")
         schema = json.loads(system.split("JSON Schema:\n", 1)[1]) if "JSON Schema:\n" in system else {}
@@ -121,7 +122,7 @@ def _obedient_endpoint() -> Iterator[str]:
 
     port = free_port()
     model = ObedientModel()
-    server = uvicorn.Server(uvicorn.Config(create_app(lambda: model), host="127.0.0.1", port=port,  # type: ignore[arg-type,return-value]
+    server = uvicorn.Server(uvicorn.Config(create_app(lambda: model), host="127.0.0.1", port=port,
                                            log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
