@@ -187,12 +187,12 @@ def _api_environment(settings: Settings, folder: Path, agents: int) -> tuple[dic
 
 def _replay(ask: Callable[[str, str], tuple[str, list[str]]], report: Callable[[str, str, list[dict[str, Any]]], None],
             replay: Sequence[tuple[str, set[str]]], keys: Sequence[str], agent_model: AgentModel, seed: int,
-            honest: int, target: int, requests: int, progress: Callable[[str, int, int], None] | None) -> tuple[int, int]:
+            honest: int, target: int, requests: int, progress: Callable[[str, int, int], None] | None) -> int:
     """Agents (one thread per key) replay training queries until ``target`` reports were sent in all.
 
     Request n is the n-th training query (cycling), asked with key n mod agents, its agent's choices
     drawn from a generator seeded with (seed, n): the same run for the same arguments, whatever the
-    threads' interleaving. Returns the reports sent and the requests asked so far.
+    threads' interleaving. Returns the requests asked so far.
     """
     lock = threading.Lock()
     state = {"next": requests, "sent": honest}
@@ -220,7 +220,7 @@ def _replay(ask: Callable[[str, str], tuple[str, list[str]]], report: Callable[[
     with ThreadPoolExecutor(max_workers=len(keys)) as pool:
         for future in [pool.submit(agent) for _ in keys]:
             future.result()
-    return state["sent"], state["next"]
+    return state["next"]
 
 
 def _ab_phase(client: OpenSearch, sim: Settings, candidate: WeightsArtifact,
@@ -315,7 +315,7 @@ def run_feedback_curve(
 
             for checkpoint in checkpoints:
                 before = time.monotonic()
-                _, requests = _replay(ask, report, replay, keys, agent_model, seed, honest, checkpoint, requests,
+                requests = _replay(ask, report, replay, keys, agent_model, seed, honest, checkpoint, requests,
                                       progress)
                 spent += time.monotonic() - before
                 honest = checkpoint

@@ -34,7 +34,7 @@ from toolsift.errors import ConfigError
 from toolsift.ranker.artifact import WeightsArtifact, write_json_atomic
 from toolsift.ranker.experiments import hash_share
 from toolsift.ranker.feedback_pairs import FeedbackPair, LearningPolicy, feedback_pairs
-from toolsift.ranker.mftr import FIELDS_AND_RANK, MFTRRanker
+from toolsift.ranker.mftr import FIELDS_AND_RANK
 from toolsift.ranker.training import TrainingConfig, train_mftr
 from toolsift.records import kinds_for
 from toolsift.search import Searcher
