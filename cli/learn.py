@@ -29,18 +29,21 @@ def learn() -> None:
               help="One tool's positive pairs weigh at most this much in all, over every key.")
 @click.option("--eta", type=click.FloatRange(0, 3), default=1.0, show_default=True,
               help="Position bias: a tool at rank k is examined with propensity k^-eta (0: no correction).")
+@click.option("--from-zero", is_flag=True,
+              help="Learn from zero (MFTR's recipe on raw scores) instead of from the weights serving now.")
 @click.option("--name", default="feedback", show_default=True, help="Artifact name.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Artifact root (default: <data_dir>/weights).")
 @json_flag("Print the outcome as JSON.")
 @pass_app
 def learn_weights_command(app: AppContext, retriever: str, tenant: str | None, holdout: float,
-                          benchmarks: tuple[Path, ...], key_cap: int, tool_cap: int, eta: float, name: str,
-                          out_dir: Path | None, as_json: bool) -> None:
+                          benchmarks: tuple[Path, ...], key_cap: int, tool_cap: int, eta: float, from_zero: bool,
+                          name: str, out_dir: Path | None, as_json: bool) -> None:
     """Learn MFTR field weights from the feedback index; compare them with what serves now.
 
     Pairs are confirmed by the query log, weighed for position bias and capped per key and per tool.
-    The guard searches again: the candidate must beat the current ranking on held-out feedback and lose
+    Training starts from the weights serving now (the fixed field weights, on their own scale, or the
+    learned ones in use) and is pulled back to them, so little feedback moves little. The guard searches again: the candidate must beat the current ranking on held-out feedback and lose
     at most 0.005 NDCG@10 on each --benchmark. The candidate is written as a weights artifact either
     way; exit code 0 when the guard passed, 1 when it did not (nothing is promoted here).
     """
@@ -52,7 +55,7 @@ def learn_weights_command(app: AppContext, retriever: str, tenant: str | None, h
     outcome = learn_weights(app.client(), settings, load_embedder(settings), out_root=out_dir or settings.data_dir / "weights",
                             name=name, tenant=tenant, retriever=retriever,  # type: ignore[arg-type]
                             policy=LearningPolicy(propensity_eta=eta, key_cap=key_cap, tool_cap=tool_cap),
-                            holdout=holdout, benchmarks=benchmarks)
+                            holdout=holdout, benchmarks=benchmarks, warm_start=not from_zero)
     guard = outcome.guard
     if as_json:
         emit_json({"artifact": str(outcome.artifact.path), "guard": guard.to_dict(), "feedback": outcome.feedback})
@@ -61,10 +64,62 @@ def learn_weights_command(app: AppContext, retriever: str, tenant: str | None, h
         f = outcome.feedback
         click.echo(f"feedback: {f['events']} events ({f['unconfirmed']} unconfirmed), {f['pairs']} pairs, "
                    f"{f['training_queries']} training queries, {f['held_out_requests']} held-out requests")
-        rows = [["held-out feedback NDCG@10", guard.held_out["current"], guard.held_out["candidate"]]]
+        rows = [["held-out feedback IPS-DCG (shown tools)", guard.held_out["current"], guard.held_out["candidate"]]]
         rows += [[f"{bench} NDCG@10", s["current"], s["candidate"]] for bench, s in guard.benchmarks.items()]
         click.echo(table(["guard", "current", "candidate"], rows))
         click.echo("guard passed" if guard.passed else "guard failed: " + "; ".join(guard.reasons))
+    if not guard.passed:
+        raise SystemExit(1)
+
+
+@learn.command("reembed")
+@click.argument("model")
+@retriever_option(default="hybrid")
+@click.option("--benchmark", "benchmarks", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A benchmark folder the new embedder may not lose more than 0.005 NDCG@10 on; repeatable.")
+@click.option("--holdout", type=click.FloatRange(0.05, 0.9), default=0.2, show_default=True,
+              help="Share of the feedback's requests (by a hash of their id) the guard compares on.")
+@click.option("--no-swap", is_flag=True, help="Build and guard only; the new version is discarded either way.")
+@index_option("The index alias to re-embed (default: the configured one).")
+@json_flag("Print the outcome as JSON.")
+@pass_app
+def reembed_command(app: AppContext, model: str, retriever: str, benchmarks: tuple[Path, ...], holdout: float,
+                    no_swap: bool, index_alias: str | None, as_json: bool) -> None:
+    """Re-embed the index with MODEL (a trained embedder's folder, say) into a new version; swap the alias
+    only when the guard passes.
+
+    Every stored document is embedded again (nothing is re-ingested). The guard compares the new
+    version with the current one on each --benchmark (NDCG@10 may lose at most 0.005) and on held-out
+    feedback (IPS-DCG among the shown tools may not fall); with neither there is nothing to compare and
+    it fails. A version not swapped in is deleted; after a swap the old one is kept. Serving processes
+    must then load MODEL (the embedding_model setting): an index refuses queries from another model.
+    Exit code 0 when the alias was swapped (or, with --no-swap, the guard passed), 1 otherwise.
+    """
+    from toolsift.cli._progress import progress_bars
+    from toolsift.embedding import load_embedder
+    from toolsift.evaluation.learn import reembed_guarded
+
+    settings = app.settings()
+    if index_alias:
+        settings = settings.with_overrides(index=index_alias)
+    current = load_embedder(settings)
+    candidate = load_embedder(settings.with_overrides(embedding_model=model))
+    with progress_bars(not as_json) as progress:
+        outcome = reembed_guarded(app.client(), settings, current, candidate, retriever=retriever,  # type: ignore[arg-type]
+                                  benchmarks=benchmarks, holdout=holdout, swap=not no_swap, progress=progress)
+    guard = outcome.guard
+    if as_json:
+        emit_json(outcome.to_dict())
+    else:
+        b = outcome.built
+        click.echo(f"{b.documents} documents of {b.source_index} embedded by {b.embedding_model} into {b.index} "
+                   f"in {b.seconds} s")
+        rows = [["held-out feedback IPS-DCG (shown tools)", guard.held_out["current"], guard.held_out["candidate"]]]
+        rows += [[f"{bench} NDCG@10", s["current"], s["candidate"]] for bench, s in guard.benchmarks.items()]
+        click.echo(table(["guard", "current", "candidate"], rows))
+        click.echo("guard passed" if guard.passed else "guard failed: " + "; ".join(guard.reasons))
+        click.echo(f"alias {settings.index} -> {b.index}; set embedding_model = {model!r} where it is served"
+                   if outcome.swapped else f"{b.index} discarded; alias {settings.index} unchanged")
     if not guard.passed:
         raise SystemExit(1)
 

@@ -7,11 +7,16 @@
 2. Requests are split by a hash of their id: ``holdout`` of them are held out (never trained on).
 3. The other pairs become MFTR training queries on the current index
    (:func:`~toolsift.search.learning.feedback_training_queries`) and train candidate weights
-   (MFTR's pairwise loss, each pair weighed).
+   (MFTR's pairwise loss, each pair weighed). By default training starts from what serves now — the
+   fixed field weights as normalised MFTR weights (:meth:`MFTRWeights.from_field_weights`, which rank
+   exactly like them) or the weights in use — and a prior (:data:`WARM_START`'s ``prior``) pulls it back
+   there, so a little feedback moves the ranking a little; ``warm_start=False`` learns from zero
+   (MFTR's recipe, raw scores).
 4. **The guard** compares the candidate with what serves now (the ``weights`` setting, the weights
    pushed to the index, or the fixed field weights) by searching again:
-   * on the held-out requests: NDCG@10 of the tools that were called and worked, weighed like their
-     pairs — the candidate must beat the current ranking;
+   * on the held-out requests: how high each tool that was called and worked ranks among the tools
+     its request was shown, 1 / log2(1 + rank) weighed by inverse propensity (an unbiased estimate
+     from logged feedback) — the candidate must beat the current ranking;
    * on each benchmark given (a ToolRet folder, say): multi-field NDCG@10 with the same retriever —
      the candidate may lose at most ``tolerance`` on any.
    The candidate is written as a versioned weights artifact either way (its record holds the guard's
@@ -20,6 +25,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -31,20 +37,28 @@ from opensearchpy import OpenSearch
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import ConfigError
+from toolsift.ingest.reembed import Reembedded, reembed_version
+from toolsift.mappings.index import IndexManager
 from toolsift.ranker.artifact import WeightsArtifact, write_json_atomic
 from toolsift.ranker.experiments import hash_share
 from toolsift.ranker.feedback_pairs import FeedbackPair, LearningPolicy, feedback_pairs
-from toolsift.ranker.mftr import FIELDS_AND_RANK
+from toolsift.ranker.mftr import FIELDS_AND_RANK, MFTRWeights
 from toolsift.ranker.training import TrainingConfig, train_mftr
 from toolsift.records import kinds_for
 from toolsift.search import Searcher
 from toolsift.search.feedback import load_feedback
 from toolsift.search.learning import feedback_training_queries
 
-__all__ = ["GuardReport", "LearnOutcome", "learn_weights", "held_out", "TOLERANCE"]
+__all__ = ["GuardReport", "LearnOutcome", "ReembedOutcome", "learn_weights", "reembed_guarded", "held_out", "serving_weights", "TOLERANCE", "WARM_START",
+           "FROM_ZERO"]
 
 #: How much NDCG@10 a candidate may lose on a benchmark (the published figures' own band).
 TOLERANCE = 0.005
+#: Learning from the weights serving now: small steps, pulled back to them (λ = 0.1 per Σ(θ − θ₀)²;
+#: chosen on held-out feedback of a ToolLens simulation, 1,000 events: 0.1 moved it most, 1 barely).
+WARM_START = TrainingConfig(min_steps=200, features=FIELDS_AND_RANK, learning_rate=0.01, prior=0.1)
+#: Learning from zero: MFTR's recipe on raw scores, with the shown rank as a feature.
+FROM_ZERO = TrainingConfig(min_steps=200, features=FIELDS_AND_RANK)
 
 
 @dataclass(frozen=True)
@@ -74,19 +88,34 @@ def held_out(request_id: str, share: float) -> bool:
     return hash_share(request_id) < share
 
 
-def _held_out_ndcg(searcher: Searcher, requests: dict[str, list[FeedbackPair]], retriever: Retriever) -> float:
-    """NDCG@10 of each held-out request's successful tools, searched again, weighed like its pairs."""
-    from toolsift.evaluation.metrics import evaluate_per_query
-    from toolsift.evaluation.runner import ranked_run
+def _held_out_dcg(searcher: Searcher, requests: dict[str, list[FeedbackPair]], retriever: Retriever) -> float:
+    """How high ``searcher`` ranks each held-out successful tool among the tools its request was shown:
+    1 / log2(1 + rank), weighed by its pair's inverse propensity (the counterfactual estimate of
+    Joachims et al., 2017, unbiased under the examination model the pairs are weighed by).
 
-    qrels = {rid: {p.positive: 1 for p in group} for rid, group in requests.items()}
-    run = {rid: ranked_run((t.doc_id for t in searcher.search(group[0].query, top_k=10, method="multi-field",
-                                                                retriever=retriever).tools), 10)
-           for rid, group in requests.items()}
-    per_query = evaluate_per_query(qrels, run, ["ndcg@10"])
-    weights = {rid: sum(p.weight for p in group) / len(group) for rid, group in requests.items()}
-    total = sum(weights.values())
-    return sum(w * per_query.get(rid, {}).get("ndcg@10", 0.0) for rid, w in weights.items()) / total if total else 0.0
+    Only the shown tools are compared: a tool the agents never saw has no feedback, so counting it as
+    irrelevant (plain NDCG of the re-searched answer) would favour whatever ranking produced the logs.
+    A shown tool the searcher no longer ranks among its candidates counts as ranked last."""
+    num = den = 0.0
+    for group in requests.values():
+        shown = group[0].shown
+        ranked = [t.doc_id for t in searcher.search(group[0].query, top_k=max(len(shown), searcher.settings.candidates),
+                                                    method="multi-field", retriever=retriever).tools]
+        order = [t for t in ranked if t in set(shown)]
+        order += [t for t in shown if t not in set(order)]
+        for pair in group:
+            rank = order.index(pair.positive) + 1 if pair.positive in order else len(order) + 1
+            num += pair.weight / math.log2(1 + rank)
+            den += pair.weight
+    return num / den if den else 0.0
+
+
+def serving_weights(current: Searcher, settings: Settings, retriever: Retriever) -> MFTRWeights:
+    """The weights ``current`` ranks with, as a training start: its learned weights, else the fixed
+    field weights on their own scale (normalised, ranking exactly like them)."""
+    if current.artifact is not None:
+        return current.artifact.weights
+    return MFTRWeights.from_field_weights(settings.field_weights, kinds_for(retriever), settings.derived_weight)
 
 
 def learn_weights(
@@ -99,7 +128,8 @@ def learn_weights(
     tenant: str | None = None,
     retriever: Retriever = "hybrid",
     policy: LearningPolicy = LearningPolicy(),
-    training: TrainingConfig = TrainingConfig(min_steps=200, features=FIELDS_AND_RANK),
+    training: TrainingConfig | None = None,
+    warm_start: bool = True,
     holdout: float = 0.2,
     benchmarks: Sequence[Path] = (),
     progress: Callable[[str, int, int], None] | None = None,
@@ -117,28 +147,32 @@ def learn_weights(
         else:
             train_pairs.append(pair)
     current = Searcher(client, settings.with_overrides(query_log=False), embedder, source="learn")
-    queries = feedback_training_queries(current, train_pairs, retriever, progress=progress)
+    start = serving_weights(current, settings, retriever) if warm_start else None
+    training = training or (WARM_START if warm_start else FROM_ZERO)
+    queries = feedback_training_queries(current, train_pairs, retriever, context=bool(start and start.normalise),
+                                        progress=progress)
     if not queries:
         raise ConfigError(f"learn: no training pairs in the feedback ({made.events} events, {made.unconfirmed} "
                           "unconfirmed; a pair needs a successful call and a tool shown beside it that was not called)")
-    trained = train_mftr(queries, kinds_for(retriever), training)
+    trained = train_mftr(queries, kinds_for(retriever), training, start=start)
     feedback = {"events": made.events, "unconfirmed": made.unconfirmed, "requests": made.requests,
                 "pairs": len(made.pairs), "training_queries": len(queries), "held_out_requests": len(test),
                 "capped_keys": dict(made.capped_keys), "capped_tools": dict(made.capped_tools),
                 "policy": asdict(policy), "tenant": tenant}
     staged = WeightsArtifact(trained.weights, config={
         "learned_from": "feedback", "index": settings.index, "retriever": retriever, "embedding_model": embedder.name,
-        "training": asdict(training), "pairs": trained.pairs, "epoch_losses": list(trained.epoch_losses),
+        "training": asdict(training),
+        "started_from": (None if start is None else current.weights_version or "fixed field weights"), "pairs": trained.pairs, "epoch_losses": list(trained.epoch_losses),
         "device": trained.device, "feedback": feedback,
     }).save(out_root, name)
     candidate = Searcher(client, settings.with_overrides(query_log=False), embedder, artifact=staged, source="learn")
     reasons: list[str] = []
-    before = _held_out_ndcg(current, test, retriever) if test else 0.0
-    after = _held_out_ndcg(candidate, test, retriever) if test else 0.0
+    before = _held_out_dcg(current, test, retriever) if test else 0.0
+    after = _held_out_dcg(candidate, test, retriever) if test else 0.0
     if not test:
         reasons.append("no held-out feedback to compare on")
     elif after <= before:
-        reasons.append(f"held-out feedback NDCG@10 {after:.4f} is not above the current {before:.4f}")
+        reasons.append(f"held-out feedback IPS-DCG {after:.4f} is not above the current {before:.4f}")
     compared: dict[str, dict[str, float]] = {}
     for folder in benchmarks:
         scores = {}
@@ -155,3 +189,87 @@ def learn_weights(
     saved = WeightsArtifact(staged.weights, staged.config, {"guard": guard.to_dict()}, staged.created, staged.path)
     write_json_atomic(staged.path, saved.to_dict())  # the same version, now with its guard's report
     return LearnOutcome(saved, guard, feedback)
+
+
+@dataclass(frozen=True)
+class ReembedOutcome:
+    """A new index version embedded by another model, its guard's report, and whether it now serves."""
+
+    built: Reembedded
+    guard: GuardReport
+    swapped: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"built": asdict(self.built), "guard": self.guard.to_dict(), "swapped": self.swapped}
+
+
+def reembed_guarded(
+    client: OpenSearch,
+    settings: Settings,
+    current: Embedder,
+    candidate: Embedder,
+    *,
+    retriever: Retriever = "hybrid",
+    benchmarks: Sequence[Path] = (),
+    holdout: float = 0.2,
+    policy: LearningPolicy = LearningPolicy(),
+    swap: bool = True,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> ReembedOutcome:
+    """Re-embed ``settings.index`` with ``candidate`` into a new version and swap the alias to it only
+    when the guard passes (and ``swap``); a version not swapped in is deleted.
+
+    The guard: on each benchmark, multi-field NDCG@10 with the candidate embedder may lose at most
+    :data:`TOLERANCE` against the current one (each on its own evaluation index); on the alias's
+    feedback, the held-out requests' IPS-DCG among the shown tools (as :func:`learn_weights` guards)
+    searched on the new version may not fall below the current version's. With neither, nothing is
+    compared and the guard fails. The old version is kept after a swap (``toolsift index status``).
+    """
+    from toolsift.evaluation.runner import run_eval
+
+    built = reembed_version(client, settings.index, candidate, progress=progress)
+    manager = IndexManager(client, settings.index)
+    probe = f"{settings.index}-reembed-candidate"
+    reasons: list[str] = []
+    compared: dict[str, dict[str, float]] = {}
+    held: dict[str, float] = {"current": 0.0, "candidate": 0.0, "requests": 0.0}
+    try:
+        for folder in benchmarks:
+            scores = {}
+            for label, embedder in (("current", current), ("candidate", candidate)):
+                result = run_eval(client, settings.with_overrides(query_log=False), folder, method="multi-field",
+                                  retriever=retriever, embedder=embedder)
+                scores[label] = round(result.metrics["ndcg@10"], 4)
+            compared[folder.name] = scores
+            if scores["candidate"] < scores["current"] - TOLERANCE:
+                reasons.append(f"{folder.name}: NDCG@10 {scores['candidate']:.4f} against {scores['current']:.4f}")
+        test: dict[str, list[FeedbackPair]] = defaultdict(list)
+        if settings.feedback_index and client.indices.exists(index=settings.feedback_index):
+            answers, events = load_feedback(client, settings)
+            for pair in feedback_pairs(answers, events, policy).pairs:
+                if held_out(pair.request_id, holdout):
+                    test[pair.request_id].append(pair)
+        if test:
+            client.indices.update_aliases(body={"actions": [{"add": {"index": built.index, "alias": probe}}]})
+            quiet = settings.with_overrides(query_log=False)
+            before = _held_out_dcg(Searcher(client, quiet, current, source="learn"), test, retriever)
+            after = _held_out_dcg(Searcher(client, quiet.with_overrides(index=probe), candidate, source="learn"),
+                                  test, retriever)
+            held = {"current": round(before, 4), "candidate": round(after, 4), "requests": float(len(test))}
+            if after < before:
+                reasons.append(f"held-out feedback IPS-DCG {after:.4f} is below the current {before:.4f}")
+        if not test and not benchmarks:
+            reasons.append("nothing to compare on: no benchmark given and no held-out feedback")
+    except BaseException:
+        client.indices.delete(index=built.index, ignore_unavailable=True)
+        raise
+    finally:
+        client.indices.delete_alias(index=built.index, name=probe, ignore=[404])
+    guard = GuardReport(held, compared, not reasons, tuple(reasons))
+    swapped = False
+    if guard.passed and swap:
+        manager.swap(built.index, delete_old=False)
+        swapped = True
+    else:  # failed, or only asked to compare: nothing half-promoted is left behind
+        client.indices.delete(index=built.index, ignore_unavailable=True)
+    return ReembedOutcome(built, guard, swapped)

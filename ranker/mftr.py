@@ -30,7 +30,7 @@ from toolsift.config import FIELDS
 from toolsift.records import FieldSignals, ParameterMatch
 from toolsift.records import RankedTool
 
-__all__ = ["MFTRWeights", "FeatureBatch", "MFTRModel", "MFTRRanker", "features", "normalise_columns", "ALPHA"]
+__all__ = ["MFTRWeights", "FeatureBatch", "MFTRModel", "MFTRRanker", "features", "prepared_features", "normalise_columns", "ALPHA"]
 
 #: The penalty's sharpness, fixed as in the paper.
 ALPHA = 15.0
@@ -126,6 +126,12 @@ class MFTRWeights:
             normalise=True,
             derived_weight=float(derived_weight),
         )
+
+    def with_features(self, names: Sequence[str]) -> MFTRWeights:
+        """These weights reading ``names``: a feature they lack weighs 0 (ranks the same), one not
+        named is dropped."""
+        return replace(self, features=tuple(names), field_weights={
+            k: {f: float(self.field_weights[k].get(f, 0.0)) for f in names} for k in self.kinds})
 
     def field_shares(self, kind: str) -> dict[str, float]:
         """Each field's share of Σ|w_f| (MFTR's Table 5 reports learned weights this way)."""
@@ -257,6 +263,23 @@ def features(
     return FeatureBatch(fields_t, params_t, required, present)
 
 
+def prepared_features(candidates: Sequence[FieldSignals], weights: MFTRWeights, width: int | None = None) -> FeatureBatch:
+    """What ``weights`` score ``candidates`` on: :func:`features`, min-max normalised over the candidates
+    (and derived fields at their share) when the weights are on the fixed ranker's scale. Training
+    warm-started from such weights builds its pairs with this, so it learns on what serving ranks."""
+    batch = features(candidates, weights.kinds, width=width, names=weights.features)
+    if not weights.normalise:
+        return batch
+    fields_t = normalise_columns(batch.fields)
+    if weights.derived_weight != 1.0 and any(c.derived for c in candidates):
+        share = torch.tensor(
+            [[c.field_share(f, weights.derived_weight) for f in weights.features] for c in candidates],
+            dtype=fields_t.dtype,
+        )
+        fields_t = fields_t * share[:, None, :]
+    return replace(batch, fields=fields_t)
+
+
 class MFTRModel(torch.nn.Module):
     """S(q, t) of MFTR Eq. 7 for a batch of candidates; trainable end to end."""
 
@@ -354,17 +377,7 @@ class MFTRRanker:
                 f"the MFTR weights read {list(kinds)} scores but the candidates lack {missing_kind}; "
                 "search with the retriever the weights were trained for"
             )
-        batch = features(candidates, kinds, names=self.weights.features)
-        if self.weights.normalise:
-            fields_t = normalise_columns(batch.fields)
-            if self.weights.derived_weight != 1.0 and any(c.derived for c in candidates):
-                share = torch.tensor(
-                    [[c.field_share(f, self.weights.derived_weight) for f in self.weights.features] for c in candidates],
-                    dtype=fields_t.dtype,
-                )
-                fields_t = fields_t * share[:, None, :]
-            batch = replace(batch, fields=fields_t)
-        return batch
+        return prepared_features(candidates, self.weights)
 
     def rank(self, candidates: Sequence[FieldSignals], top_k: int, batch: FeatureBatch | None = None) -> list[RankedTool]:
         if not candidates:

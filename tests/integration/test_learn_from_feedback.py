@@ -80,3 +80,13 @@ def test_learned_weights_are_written_with_the_guard_s_report_either_way(
     no_gain = guard["held_out"]["candidate"] <= guard["held_out"]["current"]
     assert guard["passed"] == (not loses and not no_gain)
     assert outcome.guard.passed == guard["passed"]
+    # learning started from what served (the fixed field weights) and stays on their scale
+    assert record["config"]["started_from"] == "fixed field weights"
+    assert outcome.artifact.weights.normalise and outcome.artifact.weights.derived_weight == settings.derived_weight
+
+
+def test_learning_from_zero_reads_raw_scores(client: Any, served: Any, embedder: Any, tmp_path: Path) -> None:
+    settings, _ = served
+    outcome = learn_weights(client, settings, embedder, out_root=tmp_path, name="from-zero", retriever="hybrid",
+                            policy=LearningPolicy(key_cap=10), holdout=0.3, warm_start=False)
+    assert outcome.artifact.config["started_from"] is None and not outcome.artifact.weights.normalise

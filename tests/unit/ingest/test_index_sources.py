@@ -64,3 +64,17 @@ def test_an_agents_flat_document_is_matched_by_its_words_only() -> None:
     assert AGENT.full_doc not in document_texts(AGENT) and AGENT.full_doc not in encoder.calls[0]
     assert vector_field(F.overview) in agent and vector_field(F.description) in agent
     assert TOOL.full_doc in document_texts(TOOL)
+
+
+def test_a_stored_body_reads_back_as_the_record_it_was_built_from() -> None:
+    """What re-embedding an index relies on: a stored ``_source`` less its vectors is its record again."""
+    from dataclasses import replace
+
+    from toolsift.ingest.reembed import doc_from_source
+
+    tool = replace(TOOL, examples=("turn dollars into euros", "how much is 5 GBP in yen"), tenants=("acme",),
+                   derived=("examples",), tags=("money",), raw={"name": "convert_currency"})
+    agent = replace(AGENT, tenants=("acme",), tags=("finance",))
+    for doc in (tool, agent, TOOL):
+        stored = json.loads(json.dumps(to_index_documents(LengthEncoder(), [doc])[0]))
+        assert doc_from_source(stored) == doc

@@ -87,3 +87,55 @@ def test_unit_weights_train_exactly_as_before_and_weights_shift_the_balance() ->
     assert half.weights != plain.weights
     with pytest.raises(ConfigError, match="weight must be a number >= 0"):
         train_mftr([TrainingQuery("q", queries[0].positives, queries[0].negatives, float("nan"))], ("dense",), config)
+
+
+FIXED = {"description": 0.5, "parameters": 0.2, "response": 0.2, "examples": 0.1}
+
+
+def test_a_warm_start_from_the_fixed_weights_ranks_like_them_before_any_evidence_moves_it() -> None:
+    from toolsift.ranker.fusion import FieldWeightRanker
+    from toolsift.ranker.mftr import FIELDS_AND_RANK, MFTRWeights
+
+    start = MFTRWeights.from_field_weights(FIXED, ("dense",)).with_features(FIELDS_AND_RANK)
+    candidates = [*_queries(1, seed=4)[0].positives, *_queries(1, seed=4)[0].negatives]
+    fixed = [t.doc_id for t in FieldWeightRanker(FIXED).rank(candidates, top_k=17)]
+    assert [t.doc_id for t in MFTRRanker(start).rank(candidates, top_k=17)] == fixed
+
+    # a prior far stronger than the data keeps the learned weights at the start (within Adam's step
+    # of 0.01, around which they oscillate), on the start's scale
+    held = train_mftr(_queries(20, seed=5), ("dense",),
+                      TrainingConfig(epochs=2, learning_rate=0.01, prior=1e6, features=FIELDS_AND_RANK, device="cpu"),
+                      start=start).weights
+    assert held.normalise and held.features == FIELDS_AND_RANK
+    for f in FIELDS_AND_RANK:
+        assert held.field_weights["dense"][f] == pytest.approx(start.field_weights["dense"][f], abs=0.02)
+
+
+def test_a_warm_start_learns_on_scores_normalised_over_everything_the_ranker_saw() -> None:
+    """Each query's positive is the best of its pair but the worst of its context on description:
+    normalised over the context the description weight must fall, over the pair alone it would rise."""
+    from dataclasses import replace
+
+    from toolsift.ranker.mftr import MFTRWeights
+
+    start = MFTRWeights.from_field_weights(FIXED, ("dense",))
+    rng = random.Random(7)
+    queries = []
+    for q in range(40):
+        pos = replace(_cand(f"q{q}-pos", 0.5, 0.9, True), parameters={})
+        neg = replace(_cand(f"q{q}-neg", 0.6, 0.1, True), parameters={})
+        context = tuple(replace(_cand(f"q{q}-c{i}", rng.uniform(0.8, 1.0), rng.uniform(0, 1), True), parameters={})
+                        for i in range(8))
+        queries.append(TrainingQuery(f"q{q}", (pos,), (neg,), 1.0, (*context, pos, neg)))
+    config = TrainingConfig(epochs=20, learning_rate=0.05, device="cpu")
+    learned = train_mftr(queries, ("dense",), config, start=start).weights.field_weights["dense"]
+    assert learned["response"] > start.field_weights["dense"]["response"]
+    assert learned["description"] < start.field_weights["dense"]["description"]
+
+
+def test_a_warm_start_must_read_the_kinds_it_trains_on() -> None:
+    from toolsift.ranker.mftr import MFTRWeights
+
+    with pytest.raises(ConfigError, match="start weights"):
+        train_mftr(_queries(5, seed=1), ("dense",), TrainingConfig(device="cpu"),
+                   start=MFTRWeights.from_field_weights(FIXED, ("bm25", "dense")))
