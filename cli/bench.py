@@ -970,13 +970,17 @@ def embedder_bench(app: AppContext, models: tuple[str, ...], datasets: Path | No
               help="Then A/B-test the latest candidate that passed its guard on half of the agents' searches for this "
                    "many more reports, and print the A/B report.")
 @click.option("--from-zero", is_flag=True, help="Learn from zero instead of from the weights serving the agents.")
+@click.option("--guard-benchmark", "guard_benchmarks", multiple=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A benchmark every candidate's guard also compares on (may lose <= 0.005 NDCG@10); repeatable.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--png", "png_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Draw the curve here (default: bench-feedback.png).")
 @json_file_option("Write the figures here (default: bench-feedback.json).")
 @pass_app
 def feedback(app: AppContext, dataset_dir: Path, events_spec: str, test_queries: int, agents: int, adversary_at: int,
-             key_cap: int, ab_events: int, from_zero: bool, seed: int, png_out: Path | None, json_out: Path | None) -> None:
+             key_cap: int, ab_events: int, from_zero: bool, guard_benchmarks: tuple[Path, ...], seed: int,
+             png_out: Path | None, json_out: Path | None) -> None:
     """Simulated agents through the search API, learning from their feedback, a spammer, and an A/B test.
 
     Agents replay DATASET_DIR's train queries (a BEIR folder with train and test qrels: ToolLens)
@@ -1000,6 +1004,7 @@ def feedback(app: AppContext, dataset_dir: Path, events_spec: str, test_queries:
         curve = run_feedback_curve(app.client(), settings, load_embedder(settings), dataset_dir, checkpoints=checkpoints,
                                    test_queries=test_queries, agents=agents, adversary_at=adversary_at or None,
                                    key_cap=key_cap, ab_events=ab_events, warm_start=not from_zero, seed=seed,
+                                   guard_benchmarks=guard_benchmarks,
                                    progress=progress)
     rows = [[p.events, p.requests, p.fixed["ndcg@10"], p.candidate["ndcg@10"] if p.candidate else "-",
              p.fixed["recall@5"], p.candidate["recall@5"] if p.candidate else "-",

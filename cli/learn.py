@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,10 +11,21 @@ from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli._output import emit_json, table
 from toolsift.cli.options import index_option, json_flag, retriever_option
 
+if TYPE_CHECKING:
+    from toolsift.evaluation.learn import GuardReport
+
 
 @click.group()
 def learn() -> None:
     """Learn from agents' feedback (successful calls against the tools shown and not called), behind a guard; A/B per tenant."""
+
+
+def _echo_guard(guard: GuardReport) -> None:
+    """The guard's comparison as a table, and its verdict."""
+    rows = [["held-out feedback IPS-DCG (shown tools)", guard.held_out["current"], guard.held_out["candidate"]]]
+    rows += [[f"{bench} NDCG@10", s["current"], s["candidate"]] for bench, s in guard.benchmarks.items()]
+    click.echo(table(["guard", "current", "candidate"], rows))
+    click.echo("guard passed" if guard.passed else "guard failed: " + "; ".join(guard.reasons))
 
 
 @learn.command("weights")
@@ -64,10 +76,7 @@ def learn_weights_command(app: AppContext, retriever: str, tenant: str | None, h
         f = outcome.feedback
         click.echo(f"feedback: {f['events']} events ({f['unconfirmed']} unconfirmed), {f['pairs']} pairs, "
                    f"{f['training_queries']} training queries, {f['held_out_requests']} held-out requests")
-        rows = [["held-out feedback IPS-DCG (shown tools)", guard.held_out["current"], guard.held_out["candidate"]]]
-        rows += [[f"{bench} NDCG@10", s["current"], s["candidate"]] for bench, s in guard.benchmarks.items()]
-        click.echo(table(["guard", "current", "candidate"], rows))
-        click.echo("guard passed" if guard.passed else "guard failed: " + "; ".join(guard.reasons))
+        _echo_guard(guard)
     if not guard.passed:
         raise SystemExit(1)
 
@@ -114,10 +123,7 @@ def reembed_command(app: AppContext, model: str, retriever: str, benchmarks: tup
         b = outcome.built
         click.echo(f"{b.documents} documents of {b.source_index} embedded by {b.embedding_model} into {b.index} "
                    f"in {b.seconds} s")
-        rows = [["held-out feedback IPS-DCG (shown tools)", guard.held_out["current"], guard.held_out["candidate"]]]
-        rows += [[f"{bench} NDCG@10", s["current"], s["candidate"]] for bench, s in guard.benchmarks.items()]
-        click.echo(table(["guard", "current", "candidate"], rows))
-        click.echo("guard passed" if guard.passed else "guard failed: " + "; ".join(guard.reasons))
+        _echo_guard(guard)
         click.echo(f"alias {settings.index} -> {b.index}; set embedding_model = {model!r} where it is served"
                    if outcome.swapped else f"{b.index} discarded; alias {settings.index} unchanged")
     if not guard.passed:

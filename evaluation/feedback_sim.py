@@ -14,7 +14,8 @@ through the real search API, learning behind the guard, and an adversary.
 3. At each checkpoint (0, 100, 1,000, 10,000 events) :func:`~toolsift.evaluation.learn.learn_weights`
    learns field weights from the honest tenant's feedback so far (from the fixed weights that serve,
    unless ``warm_start`` is off) and guards them on held-out
-   feedback (the test queries are never used to learn or to guard); the candidate is then measured on
+   feedback and on ``guard_benchmarks`` (other benchmarks: the test queries are never used to learn
+   or to guard); the candidate is then measured on
    a seeded sample of the benchmark's *test* queries (multi-field, hybrid) against the fixed field
    weights that served the agents.
 4. **The adversarial run**, after the checkpoint ``adversary_at``: the spammer sends as many reports
@@ -145,6 +146,8 @@ class FeedbackCurve:
     ab: dict[str, Any] | None = None
     #: Whether learning started from the serving weights (else from zero).
     warm_start: bool = True
+    #: The benchmarks every candidate's guard also compared on (names).
+    guard_benchmarks: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -259,6 +262,7 @@ def run_feedback_curve(
     key_cap: int = 50,
     ab_events: int = 0,
     warm_start: bool = True,
+    guard_benchmarks: Sequence[Path] = (),
     agent_model: AgentModel = AgentModel(),
     seed: int = 0,
     record: bool = True,
@@ -312,7 +316,8 @@ def run_feedback_curve(
                 try:
                     outcome = learn_weights(client, sim, embedder, out_root=folder / "weights", name=tag, tenant=tenant,
                                             retriever="hybrid", policy=LearningPolicy(key_cap=cap, tool_cap=cap),
-                                            holdout=0.2, warm_start=warm_start)
+                                            holdout=0.2, warm_start=warm_start,
+                                            benchmarks=guard_benchmarks)
                 except ConfigError:
                     return None, None
                 return outcome.artifact, outcome
@@ -355,7 +360,8 @@ def run_feedback_curve(
                                progress)
     curve = FeedbackCurve(test.name, alias, embedder.name, len(replay), len(qids), agents, agent_model, seed, points,
                           adversarial, round(time.monotonic() - started, 1),
-                          round(requests / spent, 2) if spent else 0.0, notes, ab, warm_start)
+                          round(requests / spent, 2) if spent else 0.0, notes, ab, warm_start,
+                          [p.name for p in guard_benchmarks])
     if record:
         _record(client, settings, curve, benchmark_dir)
     return curve
