@@ -55,8 +55,9 @@ def learn_weights_command(app: AppContext, retriever: str, tenant: str | None, h
 
     Pairs are confirmed by the query log, weighed for position bias and capped per key and per tool.
     Training starts from the weights serving now (the fixed field weights, on their own scale, or the
-    learned ones in use) and is pulled back to them, so little feedback moves little. The guard searches again: the candidate must beat the current ranking on held-out feedback and lose
-    at most 0.005 NDCG@10 on each --benchmark. The candidate is written as a weights artifact either
+    learned ones in use) and is pulled back to them, so little feedback moves little. The guard
+    searches again: the candidate must beat the current ranking on held-out feedback and lose at most
+    0.005 NDCG@10 on each --benchmark. The candidate is written as a weights artifact either
     way; exit code 0 when the guard passed, 1 when it did not (nothing is promoted here).
     """
     from toolsift.embedding import load_embedder

@@ -49,8 +49,8 @@ from toolsift.search import Searcher
 from toolsift.search.feedback import load_feedback
 from toolsift.search.learning import feedback_training_queries
 
-__all__ = ["GuardReport", "LearnOutcome", "ReembedOutcome", "learn_weights", "reembed_guarded", "held_out", "serving_weights", "TOLERANCE", "WARM_START",
-           "FROM_ZERO"]
+__all__ = ["GuardReport", "LearnOutcome", "ReembedOutcome", "learn_weights", "reembed_guarded", "held_out",
+           "serving_weights", "TOLERANCE", "WARM_START", "FROM_ZERO"]
 
 #: How much NDCG@10 a candidate may lose on a benchmark (the published figures' own band).
 TOLERANCE = 0.005
@@ -102,12 +102,43 @@ def _held_out_dcg(searcher: Searcher, requests: dict[str, list[FeedbackPair]], r
         ranked = [t.doc_id for t in searcher.search(group[0].query, top_k=max(len(shown), searcher.settings.candidates),
                                                     method="multi-field", retriever=retriever).tools]
         order = [t for t in ranked if t in set(shown)]
-        order += [t for t in shown if t not in set(order)]
+        ranked_again = set(order)
+        order += [t for t in shown if t not in ranked_again]
         for pair in group:
             rank = order.index(pair.positive) + 1 if pair.positive in order else len(order) + 1
             num += pair.weight / math.log2(1 + rank)
             den += pair.weight
     return num / den if den else 0.0
+
+
+def _split(pairs: Sequence[FeedbackPair], holdout: float) -> tuple[list[FeedbackPair], dict[str, list[FeedbackPair]]]:
+    """The pairs trained on, and the held-out ones by request (:func:`held_out`)."""
+    train: list[FeedbackPair] = []
+    test: dict[str, list[FeedbackPair]] = defaultdict(list)
+    for pair in pairs:
+        if held_out(pair.request_id, holdout):
+            test[pair.request_id].append(pair)
+        else:
+            train.append(pair)
+    return train, test
+
+
+def _benchmark_guard(client: OpenSearch, folders: Sequence[Path], arms: Sequence[tuple[Settings, Embedder]],
+                     retriever: Retriever) -> tuple[dict[str, dict[str, float]], list[str]]:
+    """Multi-field NDCG@10 of the current and the candidate arm (settings, embedder) on each benchmark,
+    and a reason for each the candidate loses more than :data:`TOLERANCE` on."""
+    from toolsift.evaluation.runner import run_eval
+
+    compared: dict[str, dict[str, float]] = {}
+    reasons: list[str] = []
+    for folder in folders:
+        scores = {label: round(run_eval(client, local.with_overrides(query_log=False), folder, method="multi-field",
+                                        retriever=retriever, embedder=embedder).metrics["ndcg@10"], 4)
+                  for label, (local, embedder) in zip(("current", "candidate"), arms, strict=True)}
+        compared[folder.name] = scores
+        if scores["candidate"] < scores["current"] - TOLERANCE:
+            reasons.append(f"{folder.name}: NDCG@10 {scores['candidate']:.4f} against {scores['current']:.4f}")
+    return compared, reasons
 
 
 def serving_weights(current: Searcher, settings: Settings, retriever: Retriever) -> MFTRWeights:
@@ -135,17 +166,9 @@ def learn_weights(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> LearnOutcome:
     """Learn candidate weights from the feedback in OpenSearch and guard them (module docstring)."""
-    from toolsift.evaluation.runner import run_eval
-
     answers, events = load_feedback(client, settings, tenant=tenant)
     made = feedback_pairs(answers, events, policy)
-    train_pairs: list[FeedbackPair] = []
-    test: dict[str, list[FeedbackPair]] = defaultdict(list)
-    for pair in made.pairs:
-        if held_out(pair.request_id, holdout):
-            test[pair.request_id].append(pair)
-        else:
-            train_pairs.append(pair)
+    train_pairs, test = _split(made.pairs, holdout)
     current = Searcher(client, settings.with_overrides(query_log=False), embedder, source="learn")
     start = serving_weights(current, settings, retriever) if warm_start else None
     training = training or (WARM_START if warm_start else FROM_ZERO)
@@ -162,8 +185,8 @@ def learn_weights(
     staged = WeightsArtifact(trained.weights, config={
         "learned_from": "feedback", "index": settings.index, "retriever": retriever, "embedding_model": embedder.name,
         "training": asdict(training),
-        "started_from": (None if start is None else current.weights_version or "fixed field weights"), "pairs": trained.pairs, "epoch_losses": list(trained.epoch_losses),
-        "device": trained.device, "feedback": feedback,
+        "started_from": None if start is None else current.weights_version or "fixed field weights",
+        "pairs": trained.pairs, "epoch_losses": list(trained.epoch_losses), "device": trained.device, "feedback": feedback,
     }).save(out_root, name)
     candidate = Searcher(client, settings.with_overrides(query_log=False), embedder, artifact=staged, source="learn")
     reasons: list[str] = []
@@ -173,16 +196,10 @@ def learn_weights(
         reasons.append("no held-out feedback to compare on")
     elif after <= before:
         reasons.append(f"held-out feedback IPS-DCG {after:.4f} is not above the current {before:.4f}")
-    compared: dict[str, dict[str, float]] = {}
-    for folder in benchmarks:
-        scores = {}
-        for label, weights in (("current", settings.weights), ("candidate", staged.path)):
-            local = settings.with_overrides(weights=weights, query_log=False)
-            result = run_eval(client, local, folder, method="multi-field", retriever=retriever, embedder=embedder)
-            scores[label] = round(result.metrics["ndcg@10"], 4)
-        compared[folder.name] = scores
-        if scores["candidate"] < scores["current"] - TOLERANCE:
-            reasons.append(f"{folder.name}: NDCG@10 {scores['candidate']:.4f} against {scores['current']:.4f}")
+    compared, lost = _benchmark_guard(client, benchmarks, [(settings, embedder),
+                                                           (settings.with_overrides(weights=staged.path), embedder)],
+                                      retriever)
+    reasons += lost
     guard = GuardReport({"current": round(before, 4), "candidate": round(after, 4), "requests": float(len(test))},
                         compared, not reasons, tuple(reasons))
     assert staged.path is not None
@@ -225,30 +242,16 @@ def reembed_guarded(
     searched on the new version may not fall below the current version's. With neither, nothing is
     compared and the guard fails. The old version is kept after a swap (``toolsift index status``).
     """
-    from toolsift.evaluation.runner import run_eval
-
     built = reembed_version(client, settings.index, candidate, progress=progress)
     manager = IndexManager(client, settings.index)
     probe = f"{settings.index}-reembed-candidate"
-    reasons: list[str] = []
-    compared: dict[str, dict[str, float]] = {}
     held: dict[str, float] = {"current": 0.0, "candidate": 0.0, "requests": 0.0}
     try:
-        for folder in benchmarks:
-            scores = {}
-            for label, embedder in (("current", current), ("candidate", candidate)):
-                result = run_eval(client, settings.with_overrides(query_log=False), folder, method="multi-field",
-                                  retriever=retriever, embedder=embedder)
-                scores[label] = round(result.metrics["ndcg@10"], 4)
-            compared[folder.name] = scores
-            if scores["candidate"] < scores["current"] - TOLERANCE:
-                reasons.append(f"{folder.name}: NDCG@10 {scores['candidate']:.4f} against {scores['current']:.4f}")
-        test: dict[str, list[FeedbackPair]] = defaultdict(list)
+        compared, reasons = _benchmark_guard(client, benchmarks, [(settings, current), (settings, candidate)],
+                                             retriever)
+        test: dict[str, list[FeedbackPair]] = {}
         if settings.feedback_index and client.indices.exists(index=settings.feedback_index):
-            answers, events = load_feedback(client, settings)
-            for pair in feedback_pairs(answers, events, policy).pairs:
-                if held_out(pair.request_id, holdout):
-                    test[pair.request_id].append(pair)
+            _, test = _split(feedback_pairs(*load_feedback(client, settings), policy).pairs, holdout)
         if test:
             client.indices.update_aliases(body={"actions": [{"add": {"index": built.index, "alias": probe}}]})
             quiet = settings.with_overrides(query_log=False)

@@ -34,6 +34,8 @@ __all__ = ["Reembedded", "doc_from_source", "reembed_version"]
 
 #: Bookkeeping fields ingest adds to a record's fields (:func:`~toolsift.ingest.embed._body`).
 _BOOKKEEPING = (F.content_hash, F.entity, F.relation)
+#: The top-level ``knn_vector`` fields ingest adds beside their texts.
+_VECTORS = frozenset(vector_field(n) for n in VECTOR_FIELDS)
 #: Documents embedded and written per bulk request.
 _CHUNK = 256
 
@@ -54,7 +56,7 @@ def doc_from_source(source: Mapping[str, Any]) -> Doc:
     """The :class:`ToolDoc` or :class:`AgentDoc` a stored ``_source`` was built from (vectors, the
     sub-documents' copied tenants and ingest's bookkeeping left out)."""
     values = {k: v for k, v in source.items()
-              if k not in _BOOKKEEPING and k not in {vector_field(n) for n in VECTOR_FIELDS}}
+              if k not in _BOOKKEEPING and k not in _VECTORS}
     for name in NESTED_VECTOR_FIELDS:
         if name in values:
             subs = values[name] or []
@@ -120,4 +122,3 @@ def reembed_version(
         client.indices.delete(index=target, ignore_unavailable=True)
         raise
     return Reembedded(alias, current.index, target, embedder.name, written, round(time.perf_counter() - started, 1))
-
