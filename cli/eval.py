@@ -49,6 +49,10 @@ if TYPE_CHECKING:
                    "bench extra): tool R@5/R@10 by name, agent R@5/nDCG@5, p50/p95, on all tasks and each half.")
 @click.option("--limit", type=click.IntRange(1), help="--level agent/request: only the first N tasks (a quick slice).")
 @click.option("--no-peer", is_flag=True, help="--level request: leave out the FastMCP peer row.")
+@click.option("--llm-rewrite", is_flag=True,
+              help="--level request: add a row rewritten by the configured LLM (llm_base_url; answers cached).")
+@click.option("--save-rewrites", type=click.Path(file_okay=False, path_type=Path),
+              help="--llm-rewrite: write the rewrites here as evaluation data (toolsift cache import reads it).")
 @reranker_training_options(required=False)
 @json_file_option("Write the result as JSON here.")
 @click.option("--no-record", is_flag=True,
@@ -70,6 +74,8 @@ def eval_command(
     level: str,
     limit: int | None,
     no_peer: bool,
+    llm_rewrite: bool,
+    save_rewrites: Path | None,
     reranker: RerankerChoice | None,
     json_out: Path | None,
     no_record: bool,
@@ -130,10 +136,17 @@ def eval_command(
             raise click.UsageError("--level request evaluates one LiveMCPBench folder")
         from toolsift.evaluation.requests import run_request_eval
 
+        if save_rewrites is not None and not llm_rewrite:
+            raise click.UsageError("--save-rewrites saves the --llm-rewrite row's rewrites: add --llm-rewrite")
         with progress_bars(not quiet) as progress:
             requests = run_request_eval(app.client(), settings, dataset_dirs[0], embedder=embedder, limit=limit,
-                                        peer=not no_peer, progress=progress)
+                                        peer=not no_peer, llm_rewrite=llm_rewrite, progress=progress)
         click.echo(render_requests(requests.to_dict()))
+        if save_rewrites is not None:
+            from toolsift.evaluation.requests import save_rewrites as save
+
+            saved = save(settings, dataset_dirs[0], save_rewrites, limit=limit)
+            click.echo(f"saved {saved['rewrites']} rewrite(s) by {saved['model']} to {save_rewrites}")
         _finish(app, settings, json_out, requests.to_dict(),
                 evalruns.request_eval_rows(requests, dataset_dirs, duration_s=time.perf_counter() - started),
                 skip=no_record)

@@ -31,8 +31,8 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,17 +40,18 @@ from opensearchpy import OpenSearch
 
 from toolsift.config import MultiNeed, Retriever, Settings
 from toolsift.embedding import Embedder
-from toolsift.errors import ClusterError, ToolsiftError
+from toolsift.errors import ClusterError, ConfigError, LLMOutputError, ToolsiftError
 from toolsift.evaluation.agents import gold_agents, load_livemcpbench
 from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.runner import ensure_eval_index, eval_index_name, latency_summary, ranked_run
 from toolsift.ingest.benchmarks import Benchmark
 from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.search.backend import SearchBackend
+from toolsift.query.structured import StructuredQuery
 from toolsift.search.records import SearchRequest
 
 __all__ = ["REQUEST_MEASURES", "RequestRow", "RequestEvalResult", "gold_tool_names", "score_answers",
-           "run_request_eval"]
+           "run_request_eval", "save_rewrites"]
 
 #: The measures of every row: tool R@5 / R@10 (names), agent R@5 / nDCG@5.
 REQUEST_MEASURES: tuple[str, ...] = ("tool_R@5", "tool_R@10", "agent_R@5", "agent_nDCG@5")
@@ -137,18 +138,95 @@ def score_answers(answers: Mapping[str, Answer], tool_gold: Mapping[str, Sequenc
 
 # --- the systems ---------------------------------------------------------------------------------
 def _in_process(backend: SearchBackend, questions: Mapping[str, str], *, retriever: Retriever,
-                multi_need: MultiNeed, progress: Callable[[int], None]) -> tuple[dict[str, Answer], list[float]]:
+                multi_need: MultiNeed, progress: Callable[[int], None], rewrite: bool = False,
+                sources: dict[str, str] | None = None) -> tuple[dict[str, Answer], list[float]]:
+    """Each question searched in-process; with ``rewrite``, through the rewriter (cache, else the LLM),
+    each task's rewrite source written to ``sources``: a request the LLM could not answer validly
+    (invalid output on every attempt, or a prompt longer than its context window) is searched as it
+    is (source ``invalid``), as a client falls back. Without ``rewrite`` no LLM
+    and no cached rewrite is read."""
     answers: dict[str, Answer] = {}
     latencies = []
     for done, (task, question) in enumerate(questions.items(), start=1):
         t0 = time.perf_counter()
-        response = backend.search(SearchRequest(query=question, top_k=TOP_K, retriever=retriever,
-                                                multi_need=multi_need, explain=False))
+        request = SearchRequest(query=question, top_k=TOP_K, retriever=retriever, multi_need=multi_need,
+                                explain=False, rewrite=rewrite)
+        source: str
+        try:
+            response = backend.search(request)
+            source = response.rewrite_source
+        except LLMOutputError:
+            response = backend.search(replace(request, rewrite=False))
+            source = "invalid"
         latencies.append((time.perf_counter() - t0) * 1000)
         assert response.result is not None
         answers[task] = [(t.name, t.agent_id or "") for t in response.result.tools if t.entity == "tool"][:TOP_K]
+        if sources is not None:
+            sources[task] = source
         progress(done)
     return answers, latencies
+
+
+def _any_rewrite_cached(settings: Settings, questions: Iterable[str]) -> bool:
+    from toolsift.llm import LLMCache, cached_output
+    from toolsift.query.rewrite import REWRITE_TASK
+
+    cache = LLMCache(settings.llm_cache_path)
+    # the rewriter's subjects: the request as given, and as cleaned
+    return any(cached_output(cache, REWRITE_TASK, settings.llm_model, subject) is not None
+               for q in questions for subject in {q, StructuredQuery.from_text(q).text})
+
+
+def save_rewrites(settings: Settings, dataset_dir: Path, folder: Path, *, limit: int | None = None) -> dict[str, Any]:
+    """Write ``llm_model``'s cached rewrites of a LiveMCPBench folder's judged requests to ``folder`` as
+    evaluation data a later run reads without the LLM (``toolsift cache import FOLDER --queries
+    FOLDER/queries.json``): ``rewritten_queries.<model>.json`` (task id → rewrite, MFTR's format),
+    ``queries.json`` ([{id, query}]) and ``manifest.json`` (model, SHA-256 of the rewrite instructions,
+    the context size, which tasks had no rewrite). Returns the manifest.
+
+    Raises:
+        ConfigError: no request's rewrite is cached (nothing to save).
+    """
+    import hashlib
+
+    from toolsift.llm import LLMCache, cached_output
+    from toolsift.query.rewrite import REWRITE_INSTRUCTIONS, REWRITE_TASK
+
+    benchmark = load_livemcpbench(dataset_dir, "request")
+    tool_gold, agent_gold = gold_tool_names(benchmark), gold_agents(benchmark)
+    tasks = [t for t in benchmark.queries if t in tool_gold and t in agent_gold][:limit]
+    cache = LLMCache(settings.llm_cache_path)
+    rewrites: dict[str, Any] = {}
+    for task in tasks:
+        question = benchmark.queries[task]
+        for subject in dict.fromkeys((question, StructuredQuery.from_text(question).text)):
+            found = cached_output(cache, REWRITE_TASK, settings.llm_model, subject)
+            if found is not None:
+                rewrites[task] = found
+                break
+    if not rewrites:
+        raise ConfigError(f"no rewrite by {settings.llm_model!r} of {dataset_dir}'s requests is cached: nothing to save")
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "dataset": benchmark.name, "model": settings.llm_model, "rewrite_context": settings.rewrite_context,
+        "instructions_sha256": hashlib.sha256(REWRITE_INSTRUCTIONS.encode()).hexdigest(),
+        "rewrites": len(rewrites), "missing": [t for t in tasks if t not in rewrites],
+    }
+    files = {f"rewritten_queries.{settings.llm_model}.json": rewrites,
+             "queries.json": [{"id": t, "query": benchmark.queries[t]} for t in rewrites],
+             "manifest.json": manifest}
+    for name, data in files.items():
+        (folder / name).write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return manifest
+
+
+def _llm_cost(sources: Mapping[str, str], latencies_ms: Sequence[float], model: str) -> dict[str, Any]:
+    """Where the LLM row's rewrites came from (``invalid``: the LLM answered, never validly) and what
+    the LLM cost per request (wall seconds of the searches that called it; a cache hit costs a search)."""
+    called = [ms for task, ms in zip(sources, latencies_ms) if sources[task] in ("llm", "invalid")]
+    counts = {src: sum(1 for v in sources.values() if v == src) for src in ("llm", "invalid", "cache", "fallback")}
+    return {"model": model, "sources": {k: v for k, v in counts.items() if v},
+            "seconds_per_llm_request": round(sum(called) / len(called) / 1000, 1) if called else None}
 
 
 def _names_from(result: Any) -> list[dict[str, Any]]:
@@ -235,12 +313,19 @@ def run_request_eval(
     embedder: Embedder,
     limit: int | None = None,
     peer: bool = True,
+    llm_rewrite: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> RequestEvalResult:
     """Every row of the whole-request evaluation on a LiveMCPBench folder (see the module's protocol).
 
+    ``llm_rewrite`` adds a row whose requests go through the rewriter: ``llm_model``'s cached rewrite
+    (an earlier run's, or committed outputs brought in by ``toolsift cache import``), else the LLM at
+    ``llm_base_url`` (its answer cached); the LLM's tool needs replace the rule-based ones in the
+    multi-need planner. Every other row reads no LLM and no cached rewrite.
+
     Raises:
         CatalogError: the folder is not a LiveMCPBench folder.
+        ConfigError: ``llm_rewrite`` with no LLM configured and no request's rewrite cached.
     """
     started = time.perf_counter()
     benchmark = load_livemcpbench(dataset_dir, "request")
@@ -249,6 +334,11 @@ def run_request_eval(
     tasks = [t for t in benchmark.queries if t in tool_gold and t in agent_gold]
     tasks = tasks[:limit] if limit else tasks
     questions = {t: benchmark.queries[t] for t in tasks}
+    if llm_rewrite and not settings.llm_base_url and not _any_rewrite_cached(settings, questions.values()):
+        raise ConfigError(
+            f"--llm-rewrite: no LLM is configured (llm_base_url) and no request's rewrite by {settings.llm_model!r} "
+            "is cached: serve one (`python -m toolsift.llm.server --gguf \"$(toolsift llm fetch)\"`, then "
+            "TOOLSIFT_LLM_BASE_URL and TOOLSIFT_LLM_MODEL) or import committed rewrites (`toolsift cache import`)")
     half_a, half_b = tasks[0::2], tasks[1::2]
 
     alias = eval_index_name(benchmark, embedder.name)
@@ -293,6 +383,16 @@ def run_request_eval(
             add(label, "in-process", _in_process(backend, questions, retriever=retriever,  # type: ignore[arg-type]
                                                  multi_need=multi_need, progress=tick(label)))  # type: ignore[arg-type]
 
+    llm_note: dict[str, Any] | str = "not run (--llm-rewrite: the configured LLM rewrites each request)"
+    if llm_rewrite:
+        label = f"toolsift multi-need, hybrid, LLM rewrite ({settings.llm_model})"
+        sources: dict[str, str] = {}
+        embedder.clear_query_cache()
+        run = _in_process(backend, questions, retriever="hybrid", multi_need="on", progress=tick(label),
+                          rewrite=True, sources=sources)
+        add(label, "in-process", run)
+        llm_note = _llm_cost(sources, run[1], settings.llm_model)
+
     peer_note = "not run: fastmcp is not installed (pip install 'toolsift[bench]')"
     if peer and peer_available():
         owners = first_owners(benchmark.catalog_path)
@@ -331,6 +431,7 @@ def run_request_eval(
             "prerequisite_tools": settings.prerequisite_tools,
             "latency": "client-measured per request, after one warm-up call; MCP rows include the definitions",
             "peer": peer_note,
+            "llm_rewrite": llm_note,
             "limit": limit,
             "seconds": round(time.perf_counter() - started, 1),
         },

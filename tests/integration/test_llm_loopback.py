@@ -36,6 +36,7 @@ class _Script:
     def __init__(self) -> None:
         self.answers: list[tuple[int, str, float]] = []  # (status, content, delay seconds)
         self.requests: list[dict[str, Any]] = []
+        self.error_code: str | None = None  # the OpenAI error body's "code" of non-200 answers
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -53,7 +54,7 @@ class _Handler(BaseHTTPRequestHandler):
             {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
              "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
              "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-            if status == 200 else {"error": {"message": content, "type": "error"}}
+            if status == 200 else {"error": {"message": content, "type": "error", "code": self.script.error_code}}
         )
         raw = json.dumps(payload).encode()
         self.send_response(status)
@@ -162,6 +163,22 @@ def test_a_refused_key_is_not_retried(server: tuple[str, _Script], tmp_path: Pat
     with pytest.raises(LLMUnavailableError, match="llm_api_key"):
         _ask(_llm(url, tmp_path))
     assert len(script.requests) == 1
+
+
+def test_a_prompt_longer_than_the_context_window_is_an_output_error_not_an_outage(
+    server: tuple[str, _Script], tmp_path: Path
+) -> None:
+    url, script = server
+    script.error_code = "context_length_exceeded"  # what OpenAI and toolsift.llm.server answer
+    script.answers = [(400, "Requested tokens (9000) exceed context window of 8192", 0.0)]
+
+    with pytest.raises(LLMOutputError, match="does not fit the context window of loopback"):
+        _ask(_llm(url, tmp_path))
+    assert len(script.requests) == 1  # no retry can shorten the prompt
+
+    script.error_code, script.answers = None, [(400, "bad request", 0.0)]
+    with pytest.raises(LLMUnavailableError, match="HTTP 400"):
+        _ask(_llm(url, tmp_path), "another tool")
 
 
 def test_nothing_listening_names_llm_base_url(tmp_path: Path) -> None:

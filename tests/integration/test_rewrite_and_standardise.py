@@ -469,3 +469,41 @@ def test_the_ingest_command_standardises_with_the_cache_and_says_so_when_it_cann
     assert refused.exit_code == ERROR_TABLE[LLMUnavailableError].exit_code
     assert "LLMUnavailableError" in refused.output and "llm_base_url" in refused.output
     assert set(_indexed(client, settings.index, [F.description])) == set(docs)  # nothing written
+
+
+# --- the whole-request evaluation's LLM row -----------------------------------------------------------
+
+def test_the_request_eval_llm_row_rewrites_each_request_once_and_no_other_row_asks(
+    settings: Any, client: Any, embedder: Any, datasets: Path, scripted: ScriptedLLM, tmp_path: Path
+) -> None:
+    from toolsift.evaluation.requests import run_request_eval, save_rewrites
+    from toolsift.llm import cached_output
+
+    needs = {"tool_needs": [
+        {"user_intent": "Find the information asked for.", "tool_description": "Search the web for pages.",
+         "expected_response": "A list of pages."},
+        {"user_intent": "Save the result.", "tool_description": "Write text to a file at a path.",
+         "expected_response": "The path written."},
+    ], "extracted_arguments": {}}
+    scripted.script["rewrite"] = [needs, needs]
+    local = settings.with_overrides(llm_base_url=scripted.url, llm_model="scripted-model",
+                                    llm_cache_dir=tmp_path / "cache")
+
+    result = run_request_eval(client, local, datasets / "livemcpbench", embedder=embedder, limit=2, peer=False,
+                              llm_rewrite=True)
+
+    assert scripted.tasks() == ["rewrite", "rewrite"]  # the LLM row's two requests, nobody else's
+    row = result.rows[-1]
+    assert row.name == "toolsift multi-need, hybrid, LLM rewrite (scripted-model)" and not row.main
+    assert result.protocol["llm_rewrite"]["model"] == "scripted-model"
+    assert result.protocol["llm_rewrite"]["sources"] == {"llm": 2}
+    assert result.protocol["llm_rewrite"]["seconds_per_llm_request"] is not None
+
+    # saved as evaluation data, the rewrites answer a fresh cache without the LLM
+    saved = save_rewrites(local, datasets / "livemcpbench", tmp_path / "saved", limit=2)
+    assert saved["rewrites"] == 2 and saved["missing"] == [] and saved["model"] == "scripted-model"
+    fresh = LLMCache(tmp_path / "fresh-cache")
+    imported = import_published(fresh, tmp_path / "saved", queries=tmp_path / "saved" / "queries.json")
+    assert imported.rewrites == 2
+    questions = json.loads((tmp_path / "saved" / "queries.json").read_text(encoding="utf-8"))
+    assert all(cached_output(fresh, "rewrite", "scripted-model", q["query"]) == needs for q in questions)

@@ -43,6 +43,7 @@ def no_llm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         ("standardize", ["--out", "--format", "--limit", "--json"]),
         ("ingest", ["--standardize [rules|llm]"]),
         ("search", ["--rewrite / --no-rewrite", "--weights PATH", "--structured FILE"]),
+        ("eval", ["--llm-rewrite", "--save-rewrites"]),
     ],
 )
 def test_the_llm_options_are_documented(command: str, options: list[str]) -> None:
@@ -85,3 +86,24 @@ def test_standardize_writes_cached_answers_in_mftrs_format(
     assert (report["tools"], report["sources"], report["expansions"]) == (1, {"cache": 1}, {"absent": 1})
     written = json.loads(out.read_text())
     assert written == [{"id": "clock", "type": None, "augmented": AUGMENTED, "origin_documentation": DOC}]
+
+
+def test_eval_save_rewrites_without_the_llm_row_is_a_usage_error(tmp_path: Path, datasets: Path) -> None:
+    result = CliRunner().invoke(cli, ["eval", str(datasets / "livemcpbench"), "--level", "request",
+                                      "--save-rewrites", str(tmp_path / "out")])
+
+    assert result.exit_code == 2
+    assert "--save-rewrites" in result.output and "--llm-rewrite" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.usefixtures("no_llm")
+def test_eval_llm_rewrite_with_no_llm_and_nothing_cached_names_both_ways_out(datasets: Path) -> None:
+    from toolsift.errors import ConfigError
+
+    result = CliRunner().invoke(cli, ["eval", str(datasets / "livemcpbench"), "--level", "request",
+                                      "--llm-rewrite", "--no-record", "-q"])
+
+    assert result.exit_code == ERROR_TABLE[ConfigError].exit_code, result.output
+    assert "llm_base_url" in result.output and "toolsift cache import" in result.output
+    assert "Traceback" not in result.output
