@@ -134,7 +134,7 @@ def eval_command(
     if level == "request":
         if len(dataset_dirs) != 1:
             raise click.UsageError("--level request evaluates one LiveMCPBench folder")
-        from toolsift.evaluation.requests import run_request_eval
+        from toolsift.evaluation.requests import run_request_eval, save_rewrites as save
 
         if save_rewrites is not None and not llm_rewrite:
             raise click.UsageError("--save-rewrites saves the --llm-rewrite row's rewrites: add --llm-rewrite")
@@ -143,8 +143,6 @@ def eval_command(
                                         peer=not no_peer, llm_rewrite=llm_rewrite, progress=progress)
         click.echo(render_requests(requests.to_dict()))
         if save_rewrites is not None:
-            from toolsift.evaluation.requests import save_rewrites as save
-
             saved = save(settings, dataset_dirs[0], save_rewrites, limit=limit)
             click.echo(f"saved {saved['rewrites']} rewrite(s) by {saved['model']} to {save_rewrites}")
         _finish(app, settings, json_out, requests.to_dict(),

@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opensearchpy import OpenSearch
 
@@ -49,6 +49,9 @@ from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.search.backend import SearchBackend
 from toolsift.query.structured import StructuredQuery
 from toolsift.search.records import SearchRequest
+
+if TYPE_CHECKING:
+    from toolsift.llm import LLMCache
 
 __all__ = ["REQUEST_MEASURES", "RequestRow", "RequestEvalResult", "gold_tool_names", "score_answers",
            "run_request_eval", "save_rewrites"]
@@ -167,14 +170,31 @@ def _in_process(backend: SearchBackend, questions: Mapping[str, str], *, retriev
     return answers, latencies
 
 
-def _any_rewrite_cached(settings: Settings, questions: Iterable[str]) -> bool:
-    from toolsift.llm import LLMCache, cached_output
+def _judged_tasks(benchmark: Benchmark, tool_gold: Mapping[str, Any], agent_gold: Mapping[str, Any],
+                  limit: int | None = None) -> list[str]:
+    """The tasks every row answers: those with tool gold and agent gold, in file order, the first ``limit``."""
+    tasks = [t for t in benchmark.queries if t in tool_gold and t in agent_gold]
+    return tasks[:limit] if limit else tasks
+
+
+def _cached_rewrite(cache: LLMCache, model: str, question: str) -> dict[str, Any] | None:
+    """``model``'s cached rewrite of ``question``, under either subject the rewriter caches it by: the
+    request as given, or as cleaned."""
+    from toolsift.llm import cached_output
     from toolsift.query.rewrite import REWRITE_TASK
 
+    for subject in dict.fromkeys((question, StructuredQuery.from_text(question).text)):
+        found = cached_output(cache, REWRITE_TASK, model, subject)
+        if found is not None:
+            return found
+    return None
+
+
+def _any_rewrite_cached(settings: Settings, questions: Iterable[str]) -> bool:
+    from toolsift.llm import LLMCache
+
     cache = LLMCache(settings.llm_cache_path)
-    # the rewriter's subjects: the request as given, and as cleaned
-    return any(cached_output(cache, REWRITE_TASK, settings.llm_model, subject) is not None
-               for q in questions for subject in {q, StructuredQuery.from_text(q).text})
+    return any(_cached_rewrite(cache, settings.llm_model, q) is not None for q in questions)
 
 
 def save_rewrites(settings: Settings, dataset_dir: Path, folder: Path, *, limit: int | None = None) -> dict[str, Any]:
@@ -189,21 +209,14 @@ def save_rewrites(settings: Settings, dataset_dir: Path, folder: Path, *, limit:
     """
     import hashlib
 
-    from toolsift.llm import LLMCache, cached_output
-    from toolsift.query.rewrite import REWRITE_INSTRUCTIONS, REWRITE_TASK
+    from toolsift.llm import LLMCache
+    from toolsift.query.rewrite import REWRITE_INSTRUCTIONS
 
     benchmark = load_livemcpbench(dataset_dir, "request")
-    tool_gold, agent_gold = gold_tool_names(benchmark), gold_agents(benchmark)
-    tasks = [t for t in benchmark.queries if t in tool_gold and t in agent_gold][:limit]
+    tasks = _judged_tasks(benchmark, gold_tool_names(benchmark), gold_agents(benchmark), limit)
     cache = LLMCache(settings.llm_cache_path)
-    rewrites: dict[str, Any] = {}
-    for task in tasks:
-        question = benchmark.queries[task]
-        for subject in dict.fromkeys((question, StructuredQuery.from_text(question).text)):
-            found = cached_output(cache, REWRITE_TASK, settings.llm_model, subject)
-            if found is not None:
-                rewrites[task] = found
-                break
+    found = {task: _cached_rewrite(cache, settings.llm_model, benchmark.queries[task]) for task in tasks}
+    rewrites = {task: rewrite for task, rewrite in found.items() if rewrite is not None}
     if not rewrites:
         raise ConfigError(f"no rewrite by {settings.llm_model!r} of {dataset_dir}'s requests is cached: nothing to save")
     folder.mkdir(parents=True, exist_ok=True)
@@ -331,8 +344,7 @@ def run_request_eval(
     benchmark = load_livemcpbench(dataset_dir, "request")
     tool_gold = gold_tool_names(benchmark)
     agent_gold = gold_agents(benchmark)
-    tasks = [t for t in benchmark.queries if t in tool_gold and t in agent_gold]
-    tasks = tasks[:limit] if limit else tasks
+    tasks = _judged_tasks(benchmark, tool_gold, agent_gold, limit)
     questions = {t: benchmark.queries[t] for t in tasks}
     if llm_rewrite and not settings.llm_base_url and not _any_rewrite_cached(settings, questions.values()):
         raise ConfigError(

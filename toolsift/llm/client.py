@@ -134,7 +134,7 @@ class LLM:
                 self._retry_or_raise(attempt, f"{task}: the LLM at {self.base_url} failed with HTTP "
                                               f"{exc.status_code}", exc)
                 return None
-            if exc.status_code == 400 and _code(exc) == "context_length_exceeded":
+            if exc.status_code == 400 and exc.code == "context_length_exceeded":  # the OpenAI error body's code
                 # this request can never be answered by this model: not an outage, and no retry helps
                 raise LLMOutputError(
                     f"{task}: the prompt does not fit the context window of {self.model} at {self.base_url} "
@@ -158,13 +158,3 @@ def llm_and_cache(settings: Settings) -> tuple[LLM | None, LLMCache]:
     llm = LLM.from_settings(settings)
     return llm, llm.cache if llm is not None else LLMCache(settings.llm_cache_path)
 
-
-def _code(exc: openai.APIStatusError) -> str | None:
-    """The OpenAI error body's ``code`` (``{"error": {"code": ...}}``), when there is one."""
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        code = inner.get("code") if isinstance(inner, dict) else None
-        if isinstance(code, str):
-            return code
-    return None
