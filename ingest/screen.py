@@ -51,6 +51,7 @@ the model at something at stake (:func:`directs`).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -357,21 +358,59 @@ _REPORTS = re.compile(
     r"(?:tries|attempts|asks|tells|says|contains|includes|wants)\b[^.;]*$")
 
 
+@dataclass(frozen=True)
+class _Spans:
+    """A text's sentences and quoted strings, found once: a text with thousands of quoted strings (a
+    JSON schema kept as text) is asked about each of them, and finding them anew each time was
+    quadratic (minutes for one hostile record)."""
+
+    sentences: tuple[tuple[int, int], ...]
+    sentence_starts: tuple[int, ...]
+    quoted: tuple[tuple[int, int, str], ...]
+    quoted_starts: tuple[int, ...]
+
+    def sentence(self, at: int) -> tuple[int, int] | None:
+        """The sentence holding position ``at`` (sentences do not overlap)."""
+        i = bisect.bisect_right(self.sentence_starts, at) - 1
+        return self.sentences[i] if i >= 0 and at < self.sentences[i][1] else None
+
+    def quote_around(self, start: int, end: int) -> tuple[int, int, str] | None:
+        """The quoted string (start, end, text with its quotes) holding ``[start, end)``, if any (quotes
+        do not overlap)."""
+        i = bisect.bisect_right(self.quoted_starts, start) - 1
+        return self.quoted[i] if i >= 0 and end <= self.quoted[i][1] else None
+
+
+#: How far around a match its sentence is read for what makes it data ("detects prompts such as …",
+#: a quote in a sentence about detection): a cue sits within a few hundred characters of what it
+#: introduces, and reading the whole of a run-on "sentence" (a schema kept as text) for each of its
+#: thousands of quoted strings was quadratic.
+_DATA_CUE_REACH = 600
+
+
+@functools.lru_cache(maxsize=32)
+def _spans(text: str) -> _Spans:
+    sentences = tuple((m.start(), m.end()) for m in _SENTENCE.finditer(text))
+    quoted = tuple((m.start(), m.end(), m.group()) for m in _QUOTED.finditer(text))
+    return _Spans(sentences, tuple(a for a, _ in sentences), quoted, tuple(q[0] for q in quoted))
+
+
 def _quoted_as_data(text: str, start: int, end: int) -> bool:
     """Whether the match ``text[start:end]`` is data: inside quotes in a sentence about detecting such
     text, listed as an example of what the tool detects ("warns about risky patterns such as ..."), or
     the attack a detector reports ("detects prompts that tell the model to ...")."""
-    sentence = next((s for s in _SENTENCE.finditer(text) if s.start() <= start < s.end()), None)
-    before = text[sentence.start() if sentence else 0 : start]
+    spans = _spans(text)
+    sentence = spans.sentence(start)
+    before = text[max(sentence[0] if sentence else 0, start - _DATA_CUE_REACH) : start]
     if (_DETECTS.search(before) and _LISTS.search(before)) or _REPORTS.search(before):
         return True
-    for quoted in _QUOTED.finditer(text):
-        if quoted.start() <= start and end <= quoted.end():
-            sentence = next((s for s in _SENTENCE.finditer(text) if s.start() <= start < s.end()), None)
-            context = text[sentence.start() : sentence.end()] if sentence else text
-            outside = context.replace(quoted.group(), " ")
-            return bool(_DESCRIBES_DETECTION.search(outside))
-    return False
+    quoted = spans.quote_around(start, end)
+    if quoted is None:
+        return False
+    q_start, q_end, quote = quoted
+    first, last = sentence or (0, len(text))
+    context = text[max(first, q_start - _DATA_CUE_REACH) : min(last, q_end + _DATA_CUE_REACH)]
+    return bool(_DESCRIBES_DETECTION.search(context.replace(quote, " ")))
 
 
 # What makes a match of a pattern harmless where the text says so: an <IMPORTANT> block that protects

@@ -28,6 +28,7 @@ from opensearchpy.helpers import scan
 
 from toolsift.config import Settings
 from toolsift.ranker.experiments import Arm, TenantExperiment
+from toolsift.search.feedback import refresh_feedback
 
 __all__ = ["ArmFigures", "ABReport", "ab_report"]
 
@@ -91,6 +92,7 @@ def _successes(client: OpenSearch, settings: Settings, experiment: TenantExperim
     worked: dict[str, set[str]] = {}
     reported: set[str] = set()
     try:
+        refresh_feedback(client, settings.feedback_index)
         for hit in scan(client, index=settings.feedback_index, query={"query": query}, size=1000,
                         _source_includes=["request_id", "tool_id", "called", "success"]):
             doc = hit.get("_source") or {}

@@ -13,6 +13,11 @@ did not hold is a :class:`NotAnsweredError` (400) naming ``calls.N.tool_id``. Wi
 (the ``query_log`` setting) no answer is recorded and none can be checked: feedback is refused
 (:class:`FeedbackOffError`, 403) rather than stored unchecked; an answer older than the log's
 retention (``query_log_retention_days``) is pruned, and feedback on it is refused like an unknown one.
+
+A report is stored (in the translog) when the answer leaves, but not refreshed into search: waiting for
+a refresh would hold every agent's feedback call up to the index's refresh interval (1 s). Readers that
+must see every accepted report (:func:`load_feedback`, the A/B report) call :func:`refresh_feedback`
+first.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from toolsift.ranker.feedback_pairs import FeedbackEvent, LoggedAnswer
 from toolsift.opensearch import ensure_index
 from toolsift.search.querylog import issued_answer
 
-__all__ = ["ToolOutcome", "FeedbackStore", "MAX_OUTCOMES", "UnknownRequestError", "NotAnsweredError",
+__all__ = ["ToolOutcome", "FeedbackStore", "refresh_feedback", "MAX_OUTCOMES", "UnknownRequestError", "NotAnsweredError",
            "FeedbackOffError", "load_feedback"]
 
 #: Most tools one feedback may report on.
@@ -143,10 +148,15 @@ class FeedbackStore:
                             success=o.success, tenant=who.tenant or "", key=who.name, note=o.note[:2000])
                 for o in outcomes]
         written, errors = bulk(self.client, ({"_index": self.index, "_source": asdict(d)} for d in docs),
-                               raise_on_error=False, refresh="wait_for")
+                               raise_on_error=False)
         if errors:
             raise IndexingError(f"feedback: {len(errors)} of {len(docs)} record(s) were not stored", list(errors))
         return int(written)
+
+
+def refresh_feedback(client: OpenSearch, index: str) -> None:
+    """Make every report stored so far searchable (a missing index is nothing to refresh)."""
+    client.indices.refresh(index=index, ignore_unavailable=True)
 
 
 def _tenant(value: object) -> str | None:
@@ -165,6 +175,7 @@ def load_feedback(client: OpenSearch, settings: Settings, *, tenant: str | None 
         query = {"term": {"tenant": tenant}}
     events: list[FeedbackEvent] = []
     try:
+        refresh_feedback(client, settings.feedback_index)
         for hit in scan(client, index=settings.feedback_index, query={"query": query}, size=1000):
             doc = hit.get("_source") or {}
             events.append(FeedbackEvent(str(doc.get("request_id", "")), str(doc.get("tool_id", "")),

@@ -184,6 +184,7 @@ def test_feedback_is_stored_with_the_request_id_and_the_caller(api: str, tenant_
     stored = _post(api, "/v1/feedback", {"request_id": answer["request_id"], "calls": calls}, "acme", tenant_catalog)
 
     assert stored.status_code == 200 and stored.json()["stored"] == 2
+    client.indices.refresh(index=tenant_catalog.settings.feedback_index)
     docs = client.search(index=tenant_catalog.settings.feedback_index,
                          body={"query": {"term": {"request_id": answer["request_id"]}}})["hits"]["hits"]
     assert {(d["_source"]["tool_id"], d["_source"]["success"], d["_source"]["tenant"], d["_source"]["key"])

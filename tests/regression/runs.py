@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +39,15 @@ class Run:
         held: ``row → metrics`` that are recorded and compared, for a run some of whose metrics move
             with the CPU's floating-point kernels (see :data:`KERNEL_NOISE`); empty: every metric of
             every row it prints.
+        measured_by: the run whose one execution prints this run's rows too (a slice whose rows are
+            a part of another slice's): measured once, by that run.
     """
 
     command: str
     execute: Callable[[Context], dict[str, Any]]
     slow: bool = False
     held: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    measured_by: str | None = None
 
     def holds(self, row: str, metric: str) -> bool:
         """Whether ``metric`` of ``row`` is recorded and compared."""
@@ -162,7 +165,8 @@ def _sets(*, history: bool, slow: bool = False, sliced: bool = False) -> Run:
 SLICE_QUERIES = (40, 120)
 
 
-def _mftr_inputs(ctx: Context, names: tuple[str, ...], *, standardized: bool, sliced: bool) -> Any:
+def _mftr_inputs(ctx: Context, names: tuple[str, ...], *, standardized: bool, sliced: bool,
+                 queries: tuple[int, int] = SLICE_QUERIES) -> Any:
     from toolsift.evaluation.mftr_inputs import MFTRInputs, make_folds
 
     mftr = ctx.datasets / "mftr"
@@ -173,8 +177,8 @@ def _mftr_inputs(ctx: Context, names: tuple[str, ...], *, standardized: bool, sl
             split = json.loads(folds_path.read_text(encoding="utf-8"))
         else:  # the mixed run's seeded split of the merged queries, as run_mftr_eval makes it
             split = make_folds(_merged_query_ids(ctx, names))
-        test, train = SLICE_QUERIES
-        folds_path = ctx.scratch / f"slice-{'-'.join(names)}.json"
+        test, train = queries
+        folds_path = ctx.scratch / f"slice-{'-'.join(names)}-{test}-{train}.json"
         folds_path.write_text(json.dumps({"fold_0": {"test": split["fold_0"]["test"][:test],
                                                      "train": split["fold_0"]["train"][:train]}}), encoding="utf-8")
     return MFTRInputs(
@@ -232,18 +236,24 @@ def _mftr(names: tuple[str, ...], retriever: str, *, slow: bool = False, sliced:
 
 
 #: Why the Tool-Rank slice holds its training and MFTR's dev NDCG@10 but not the reranked rows. Its
-#: LoRA, trained on 232 pairs of 96 tokens, ends its epoch at a loss above chance (0.786 > ln 2), so
+#: LoRA, trained on 93 pairs of 96 tokens, ends its epoch at a loss above chance (0.843 > ln 2), so
 #: its scores for the top 10 of a query differ by float noise; min-max-normalised and fused, that noise
-#: orders the list. The same run gave dev NDCG@10 at λ = 1 of 0.7041 (the machine that recorded it,
-#: 2026-11-24), 0.5844 (an Emerald Rapids CPU, 2026-11-26) and 0.5480 (that CPU with ATen and MKL held
-#: to AVX2 kernels); the last two had the same loss to five decimals, and the same λ = 0 row.
+#: orders the list. The slice before it (232 pairs, all 101 queries) gave dev NDCG@10 at λ = 1 of 0.7041
+#: (the machine that recorded it, 2026-11-24), 0.5844 (an Emerald Rapids CPU, 2026-11-26) and 0.5480
+#: (that CPU with ATen and MKL held to AVX2 kernels); the last two had the same loss to five decimals,
+#: and the same λ = 0 row.
 KERNEL_NOISE = {"training": ("epoch 1 loss", "pairs", "positives"), "dev NDCG@10 by λ": ("λ=0.0",)}
+
+
+#: The Tool-Rank slice's training queries: fold_0's first 40 training queries of APIBank.
+TOOL_RANK_SLICE = (20, 40)
 
 
 def _tool_rank(*, slow: bool, limit: Mapping[str, Any] | None = None) -> Run:
     """`toolsift train reranker … --reranker tool-rank`: one split, λ chosen on 15% held-out queries.
 
-    A slice holds only what does not move with the CPU's kernels (:data:`KERNEL_NOISE`).
+    A slice (``limit``) trains on part of the queries (:data:`TOOL_RANK_SLICE`) and holds only what
+    does not move with the CPU's kernels (:data:`KERNEL_NOISE`).
     """
     recipe: dict[str, Any] = {"negatives": 3, "rerank_top": 10, "max_length": 256, "batch_size": 8,
                               "learning_rate": 5e-4, **(limit or {})}
@@ -255,20 +265,26 @@ def _tool_rank(*, slow: bool, limit: Mapping[str, Any] | None = None) -> Run:
 
         gguf = bundled_smollm2_path()
         config = RerankerTrainingConfig(kind="tool-rank", device="cpu", **recipe)
-        inputs = _mftr_inputs(ctx, ("apibank",), standardized=True, sliced=False)
+        inputs = _mftr_inputs(ctx, ("apibank",), standardized=True, sliced=limit is not None, queries=TOOL_RANK_SLICE)
         _, record = train_reranker(ctx.client, ctx.settings, [ctx.datasets / "toolret" / "apibank"],
                                    retriever="minilm", embedder=ctx.embedder, config=config,
-                                   base_model=gguf.parent, gguf_file=gguf.name, inputs=inputs)
+                                   base_model=gguf.parent, gguf_file=gguf.name, inputs=inputs,
+                                   fold="fold_0" if limit is not None else None)
         return record
 
+    where = (f" (slice: --fold fold_0 over its first {TOOL_RANK_SLICE[1]} training queries)"
+             if limit is not None else "")
     return Run("toolsift train reranker $D/toolret/apibank --retriever minilm --rewrites … --standardized … "
                "--hard-negatives … --reranker tool-rank " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in
-                                                                     recipe.items()), execute, slow=slow,
+                                                                     recipe.items()) + where, execute, slow=slow,
                held={} if slow else KERNEL_NOISE)
 
 
 _CE_APIBANK = {"epochs": 2, "max_length": 160, "negatives": 5, "rerank_top": 15}
 _CE_TOOLINK = {"epochs": 1, "max_length": 128, "negatives": 3, "rerank_top": 15}
+#: The cross-encoder slices' recipe: one epoch, one negative per positive (the full runs' code path, a
+#: fraction of their training pairs).
+_CE_SLICE = {"epochs": 1, "max_length": 128, "negatives": 1, "rerank_top": 15}
 
 #: run id → run. Ids read ``<kind>/<benchmark>/<variant>``; a ``/slice`` id is the CI slice of a slow run.
 RUNS: dict[str, Run] = {
@@ -300,12 +316,17 @@ RUNS: dict[str, Run] = {
     "mftr/mixed/minilm": _mftr(("apibank", "toolink"), "minilm", slow=True),
     "mftr/mixed/minilm/slice": _mftr(("apibank", "toolink"), "minilm", sliced=True),
     "rerank/apibank/cross-encoder": _mftr(("apibank",), "minilm", slow=True, reranker=_CE_APIBANK),
-    "rerank/apibank/cross-encoder/slice": _mftr(("apibank",), "minilm", sliced=True, reranker=_CE_APIBANK),
+    "rerank/apibank/cross-encoder/slice": _mftr(("apibank",), "minilm", sliced=True, reranker=_CE_SLICE),
     "rerank/toolink/cross-encoder": _mftr(("toolink",), "minilm", slow=True, reranker=_CE_TOOLINK),
-    "rerank/toolink/cross-encoder/slice": _mftr(("toolink",), "minilm", sliced=True, reranker=_CE_TOOLINK),
+    "rerank/toolink/cross-encoder/slice": _mftr(("toolink",), "minilm", sliced=True, reranker=_CE_SLICE),
     "train/apibank/tool-rank": _tool_rank(slow=True),
     "train/apibank/tool-rank/slice": _tool_rank(slow=False, limit={"max_length": 96, "negatives": 1}),
 }
+# MFTR's MiniLM slices print the rows their cross-encoder slices print first (same folds, same first
+# stage; the reranker only adds its row): one execution each.
+for _name in ("apibank", "toolink"):
+    _by = f"rerank/{_name}/cross-encoder/slice"
+    RUNS[f"mftr/{_name}/minilm/slice"] = replace(RUNS[_by], measured_by=_by)
 
 
 # --- from a run's JSON to published rows -------------------------------------------------------------
