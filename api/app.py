@@ -4,6 +4,11 @@ Routes (JSON; OpenAPI at ``/docs`` and ``/openapi.json``):
 
 - ``POST /v1/search`` — tools or agents for a request, each tool a ready-to-call definition in the
   asked ``format`` (``toolsift`` / ``openai`` / ``mcp``), capped by ``max_results`` and ``token_budget``;
+  with ``"brief": true`` each tool is only ``{"id", "name", "description"}`` (the name the format's client
+  calls, a one-line description: deferred loading, the full definition from ``GET /v1/tools/{id}``),
+  the budget counting those; ``"pinned": [ids]`` (at most 50) are returned first, in that order, whatever
+  the search finds, never cut by the caps they count against (``"pinned_over_budget": true`` when they
+  alone exceed one), and each must be a tool of the caller's tenant (else 400, field ``pinned.N``);
 - ``POST /v1/toolset`` — PTR's precise tool set (from the index's history when it has one);
 - ``GET /v1/tools/{id}`` — one tool's definition;
 - ``POST /v1/feedback`` — which returned tools the agent called, and whether the calls succeeded;
@@ -39,7 +44,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from toolsift.access import KeyRing, Principal
-from toolsift.api.service import MAX_TOP_K, Filters, ToolQuery, ToolSearchService
+from toolsift.api.service import MAX_PINNED, MAX_TOP_K, Filters, ToolQuery, ToolSearchService
 from toolsift.config import Settings
 from toolsift.errors import ClusterError
 from toolsift.query.structured import MAX_QUERY_CHARS
@@ -97,6 +102,18 @@ class SearchBody(_Answering):
     risky: Literal["flag", "exclude"] | None = Field(
         None, description="Tools the ingest screen flagged as hostile text: returned with their `risk` reasons and a "
                           "flagged description (flag), or left out (exclude); default: the server's setting.")
+    brief: bool = Field(
+        False, description="Each tool only as `{id, name, description}`: the name the `format`'s client calls it by "
+                           "and a one-line description (its first sentence, at most 160 characters; a flagged tool's "
+                           "starts with a short flag and keeps `risk`), for deferred loading: fetch the full definition "
+                           "with `GET /v1/tools/{id}`. `max_results` and `token_budget` count the brief entries.")
+    pinned: list[Annotated[str, Field(min_length=1, max_length=512)]] = Field(
+        default_factory=list, max_length=MAX_PINNED,
+        description="Tool ids always returned: first, in this order (a repeat counted once), whatever the search, "
+                    "its filters and `risky` say; `top_k` is the search's alone. They count against `max_results` "
+                    "and `token_budget` but are never cut: when they alone exceed one they are all returned, nothing "
+                    "else is, and the answer says `pinned_over_budget: true`. A tool the search finds too is "
+                    "returned once. Each must be a tool of the caller's tenant: else 400 naming `pinned.N`.")
 
 
 class ToolsetBody(_Answering):
@@ -212,7 +229,7 @@ def create_app(
                          filters=Filters(servers=servers, tags=tuple(body.filters.tags)), explain=body.explain,
                          format=body.format, max_results=body.max_results, token_budget=body.token_budget,
                          retriever=body.retriever, instruction=body.instruction, multi_need=body.multi_need,
-                         risky=body.risky)
+                         risky=body.risky, brief=body.brief, pinned=tuple(body.pinned))
         return svc.search(who, call)
 
     @app.post("/v1/toolset", summary="A precise tool set for a request (PTR)")

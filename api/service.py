@@ -11,6 +11,23 @@ Every answer carries a fresh ``request_id``; with the query log on, the search i
 with the caller's tenant and key and the tools handed over (:func:`toolsift.search.querylog.issuing`),
 and feedback on it (``/v1/feedback``, a forwarded ``call_tool``) is accepted only from that key and
 only on those tools (:class:`~toolsift.search.feedback.FeedbackStore`).
+
+Two options shape a search's tool list (:class:`ToolQuery`):
+
+* ``brief`` — each tool only ``{id, name, description}``: the name the asked format's client calls it
+  by and a one-line description (:func:`~toolsift.search.definitions.one_line`), the shape hosted
+  tool-search protocols list for deferred loading (the full definition is ``get_tool``'s); the
+  budgets count these brief entries. A flagged tool's line starts with the short flag and the entry
+  keeps its ``risk`` reasons.
+* ``pinned`` — tool ids (at most :data:`MAX_PINNED`) always returned, first and in the order given,
+  whatever the search finds, its filters and ``risky`` say; ``top_k`` is the search's alone, but the
+  pinned tools count against ``max_results`` and the token budget and are never cut by them: when
+  they alone are over a limit they are all returned, nothing else is, and the answer says
+  ``pinned_over_budget``. A pinned tool the search finds too is returned once, in its pinned place.
+  Every id must be a tool the caller's tenant may see: one that is not (no such tool, another
+  tenant's, an agent) is a :class:`PinnedToolError`, 400 naming the field ``pinned.N`` the way the
+  request's own fields are named (``filters.servers.0``) and feedback's (``calls.N.tool_id``), with the
+  same words for a missing and another tenant's tool, so no other tenant's id is revealed.
 """
 
 from __future__ import annotations
@@ -33,10 +50,20 @@ from toolsift.search.feedback import FeedbackStore, ToolOutcome
 from toolsift.search.querylog import issuing
 from toolsift.search.records import RequestedLevel, SearchRequest, SearchResponse, explanation
 
-__all__ = ["Filters", "ToolQuery", "CallTarget", "ToolSearchService", "MAX_TOP_K"]
+__all__ = ["Filters", "ToolQuery", "CallTarget", "ToolSearchService", "PinnedToolError", "MAX_TOP_K", "MAX_PINNED"]
 
 #: The most tools (or agents) one agent call may ask for.
 MAX_TOP_K = 100
+#: The most tools one search may pin.
+MAX_PINNED = 50
+
+
+class PinnedToolError(BadQueryError):
+    """A pinned id that is not a tool the caller may see (``field``: ``pinned.N``, its place in the list)."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -69,6 +96,8 @@ class ToolQuery:
     instruction: str | None = None
     multi_need: MultiNeed | None = None
     risky: RiskyTools | None = None
+    brief: bool = False
+    pinned: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -103,6 +132,7 @@ class ToolSearchService:
         """Tools (or agents) for ``call``, as ``who`` may see them, with ready-to-call definitions."""
         if not 1 <= call.top_k <= MAX_TOP_K:
             raise BadQueryError(f"top_k must be between 1 and {MAX_TOP_K}, got {call.top_k}")
+        pinned = self._pinned(who, call.pinned)
         request = SearchRequest(
             query=call.query, steps=call.steps, level=call.level, top_k=call.top_k, retriever=call.retriever,
             agents=call.filters.agent_ids, tags=call.filters.tags, tenant=who.tenant, explain=call.explain,
@@ -110,8 +140,11 @@ class ToolSearchService:
         )
         request_id = _request_id()
         with issuing(request_id, tenant=who.tenant, key=who.name) as issue:
-            answer = self._answer(who, call, self.backend.search(request), request_id)
-            issue.answered([t["id"] for t in answer["tools"]])
+            answer = self._answer(who, call, self.backend.search(request), request_id, pinned)
+            # Logged in the search's own order, pinned tools last: feedback is accepted on every tool
+            # handed over, and what learns from it reads the ranks as the search's, not the agent's pins.
+            ids = [t["id"] for t in answer["tools"]]
+            issue.answered([i for i in ids if i not in pinned] + [i for i in ids if i in pinned])
         return answer
 
     def toolset(self, who: Principal, call: ToolQuery) -> dict[str, Any]:
@@ -233,25 +266,54 @@ class ToolSearchService:
         return "stored"
 
     # --- answers ----------------------------------------------------------------------------------
-    def _deliver(self, who: Principal, ids: Sequence[str], call: ToolQuery) -> Fitted:
+    def _pinned(self, who: Principal, pinned: Sequence[str]) -> tuple[str, ...]:
+        """The pinned ids, each once in its first place, once each is known to be a tool ``who`` may see
+        (the tenant check of :meth:`get_tool`: the backend's own, on the tools' ids).
+
+        Raises:
+            PinnedToolError: more than :data:`MAX_PINNED`, or an id that is not such a tool.
+        """
+        if len(pinned) > MAX_PINNED:
+            raise PinnedToolError(f"pinned: at most {MAX_PINNED} tools may be pinned, got {len(pinned)}", "pinned")
+        if not pinned:
+            return ()
+        visible = self.backend.tool_sources(list(dict.fromkeys(pinned)), tenant=who.tenant)
+        unknown = [(n, tool_id) for n, tool_id in enumerate(pinned) if tool_id not in visible]
+        if unknown:
+            n, tool_id = unknown[0]
+            more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+            raise PinnedToolError(f"pinned.{n}: no tool {tool_id!r}{more}", f"pinned.{n}")
+        return tuple(dict.fromkeys(pinned))
+
+    def _deliver(self, who: Principal, ids: Sequence[str], call: ToolQuery, keep: int = 0) -> Fitted:
         budget = call.token_budget if call.token_budget is not None else self.settings.token_budget
         return self.backend.deliver(ids, tenant=who.tenant, fmt=call.format, max_results=call.max_results,
-                                    token_budget=budget)
+                                    token_budget=budget, brief=call.brief, keep=keep)
 
-    def _answer(self, who: Principal, call: ToolQuery, response: SearchResponse, request_id: str) -> dict[str, Any]:
+    def _answer(self, who: Principal, call: ToolQuery, response: SearchResponse, request_id: str,
+                pinned: tuple[str, ...] = ()) -> dict[str, Any]:
         result = response.result
         assert result is not None
         ranked = {t.doc_id: t for t in result.tools if t.entity == "tool"}
-        fitted = self._deliver(who, list(ranked), call)
+        found = [i for i in ranked if i not in pinned]  # a pinned tool the search found keeps its pinned place
+        fitted = self._deliver(who, [*pinned, *found], call, keep=len(pinned))
         tools = []
         for rank, tool in enumerate(fitted.tools, start=1):
-            hit = ranked[tool.tool_id]
+            hit = ranked.get(tool.tool_id)
+            if call.brief:
+                tools.append({**tool.definition, **_risk(tool)})
+                continue
             entry: dict[str, Any] = {
                 "rank": rank, "id": tool.tool_id, "name": tool.name, "original_name": tool.original_name,
-                "server": tool.server, "score": round(hit.score, 6),
-                "missing_required_parameters": list(hit.missing_required), "tokens": tool.tokens,
-                "definition": tool.definition, **_risk(tool),
+                "server": tool.server, "score": None if hit is None else round(hit.score, 6),
+                "missing_required_parameters": [] if hit is None else list(hit.missing_required),
+                "tokens": tool.tokens, "definition": tool.definition, **_risk(tool),
             }
+            if tool.tool_id in pinned:
+                entry["pinned"] = True
+            if hit is None:  # pinned, not found by the search: nothing ranked it
+                tools.append(entry)
+                continue
             if hit.prerequisite_of:  # a tool its server needs called before the one above it
                 entry["prerequisite_of"] = hit.prerequisite_of
             if call.explain:
@@ -276,6 +338,11 @@ class ToolSearchService:
         }
         if result.level_reason:
             answer["level_reason"] = result.level_reason
+        if call.brief:
+            answer["brief"] = True
+        if pinned:
+            answer["pinned"] = list(pinned)
+            answer["pinned_over_budget"] = fitted.kept_over_limits
         return answer
 
 

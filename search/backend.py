@@ -169,18 +169,26 @@ class SearchBackend:
         return {i: str(s.get(F.name, i)) for i, s in self._visible(agent_ids, tenant, [F.name]).items()}
 
     def deliver(self, ids: Sequence[str], *, tenant: str | None, fmt: Format = "toolsift",
-                max_results: int | None = None, token_budget: int | None = None) -> Fitted:
+                max_results: int | None = None, token_budget: int | None = None, brief: bool = False,
+                keep: int = 0) -> Fitted:
         """The tools ``ids`` (best first) as ready-to-call definitions in ``fmt``, cut to ``max_results``
         and to ``token_budget`` tokens (:func:`~toolsift.search.definitions.fit`; None: no cap), as
         ``tenant`` sees them.
+
+        Args:
+            brief: brief definitions (``{id, name, description}``, a one-line description), counted as such.
+            keep: the first ``keep`` of ``ids`` (those ``tenant`` may see) are never cut (pinned tools).
 
         Raises:
             BadQueryError: an unknown format, or a cap below 1.
         """
         sources = self.tool_sources(ids, tenant=tenant)
-        ordered = [sources[i] for i in dict.fromkeys(ids) if i in sources]
+        wanted = list(dict.fromkeys(ids))
+        ordered = [sources[i] for i in wanted if i in sources]
+        kept = sum(1 for i in dict.fromkeys(ids[:keep]) if i in sources)
         names = self.agent_names([str(s.get(F.agent_id) or "") for s in ordered], tenant=tenant)
-        return fit(definitions(ordered, fmt, agent_names=names), max_results=max_results, token_budget=token_budget)
+        return fit(definitions(ordered, fmt, agent_names=names, brief=brief), max_results=max_results,
+                   token_budget=token_budget, keep=kept)
 
     def search(self, request: SearchRequest) -> SearchResponse:
         """Answer one request.
