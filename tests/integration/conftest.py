@@ -137,3 +137,19 @@ def tenant_catalog(client: Any, base_settings: Any, embedder: Any, datasets: Pat
     index_history(client, settings.index, History(bundles, past, source="tenant fixture"), embedder)
     yield TenantCatalog(settings, raw, owner, queries, folder)
     _drop_tenant_indices(client)
+
+
+@pytest.fixture(scope="session")
+def tenant_api(tenant_catalog: TenantCatalog, client: Any, embedder: Any, serve_app_for_session: Any) -> str:
+    """The search API over the tenant catalog, served by uvicorn on loopback (one server for the session):
+    its base URL."""
+    from toolsift.api.app import create_app
+    from toolsift.api.service import ToolSearchService
+
+    def service(settings: Any) -> ToolSearchService:
+        built = ToolSearchService(client, settings, embedder)
+        built.warm()
+        return built
+
+    return str(serve_app_for_session(create_app(tenant_catalog.settings, service_factory=service)).url)
+

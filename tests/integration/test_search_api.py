@@ -19,16 +19,8 @@ QUERY = "search the web for recent news articles"
 
 
 @pytest.fixture(scope="module")
-def api(tenant_catalog: TenantCatalog, client: Any, embedder: Any, serve_app_for_session: Any) -> str:
-    from toolsift.api.app import create_app
-    from toolsift.api.service import ToolSearchService
-
-    def service(settings: Any) -> ToolSearchService:
-        built = ToolSearchService(client, settings, embedder)
-        built.warm()
-        return built
-
-    return str(serve_app_for_session(create_app(tenant_catalog.settings, service_factory=service)).url)
+def api(tenant_api: str) -> str:
+    return tenant_api
 
 
 def _post(api: str, path: str, body: dict[str, Any], key: str | None = None, catalog: TenantCatalog | None = None,

@@ -16,16 +16,8 @@ QUERY = "search the web for recent news articles"
 
 
 @pytest.fixture(scope="module")
-def api(tenant_catalog: TenantCatalog, client: Any, embedder: Any, serve_app_for_session: Any) -> str:
-    from toolsift.api.app import create_app
-    from toolsift.api.service import ToolSearchService
-
-    def service(settings: Any) -> ToolSearchService:
-        built = ToolSearchService(client, settings, embedder)
-        built.warm()
-        return built
-
-    return str(serve_app_for_session(create_app(tenant_catalog.settings, service_factory=service)).url)
+def api(tenant_api: str) -> str:
+    return tenant_api
 
 
 def search(api: str, catalog: TenantCatalog, key: str = "acme", **body: Any) -> httpx.Response:

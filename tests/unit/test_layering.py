@@ -15,6 +15,7 @@ import tomllib
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,16 +40,21 @@ _VALIDATORS = {"field_validator", "model_validator", "validator"}
 _BARE = {"ValueError", "RuntimeError", "TypeError", "KeyError", "Exception"}
 
 
-def _package_dirs() -> dict[str, Path]:
+def _setuptools() -> dict[str, Any]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    return {name: ROOT / folder for name, folder in config["tool"]["setuptools"]["package-dir"].items()}
+    return config["tool"]["setuptools"]  # type: ignore[no-any-return]
+
+
+def _package_dirs() -> dict[str, Path]:
+    return {name: ROOT / folder for name, folder in _setuptools()["package-dir"].items()}
 
 
 def _modules() -> dict[str, Path]:
-    """Every product module by dotted name (``toolsift.search.backend``: search/backend.py)."""
+    """Every product module by dotted name (``toolsift.search.backend``: search/backend.py), in every
+    package the distribution installs."""
     found: dict[str, Path] = {}
     dirs = _package_dirs()
-    for package in sorted({*dirs, "toolsift.llm"}):
+    for package in sorted({*dirs, *_setuptools()["packages"]}):
         folder = dirs.get(package, ROOT / package.replace(".", "/"))
         for file in folder.glob("*.py"):
             found[package if file.stem == "__init__" else f"{package}.{file.stem}"] = file
@@ -137,8 +143,9 @@ def test_nothing_imports_another_packages_private_modules(module: str) -> None:
 @pytest.mark.parametrize("package", sorted(m for m, f in MODULES.items() if f.stem == "__init__"))
 def test_every_package_has_a_front_door(package: str) -> None:
     tree = ast.parse(MODULES[package].read_text(encoding="utf-8"))
-    exported = [node for node in tree.body if isinstance(node, ast.Assign)
-                and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)]
+    exported = [node for node in tree.body
+                if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets))
+                or (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "__all__")]
     assert exported, f"{MODULES[package].relative_to(ROOT)} declares no __all__"
 
 
