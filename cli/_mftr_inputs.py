@@ -36,7 +36,7 @@ def mftr_input_options(command: Callable[..., Any]) -> Callable[..., Any]:
         folds: Path | None,
         **kwargs: Any,
     ) -> Any:
-        from toolsift.evaluation.mftr_inputs import MFTRInputs  # lazily: keeps torch out of --help
+        from toolsift.evaluation.mftr.inputs import MFTRInputs  # lazily: keeps torch out of --help
 
         inputs = MFTRInputs(rewrites=rewrites, standardized=standardized, folds=folds, hard_negatives=hard_negatives)
         return command(*args, inputs=inputs, **kwargs)

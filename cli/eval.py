@@ -1,4 +1,8 @@
-"""``toolsift eval``."""
+"""``toolsift eval``: one subcommand per kind of evaluation (tools, mftr, agents, requests, sets).
+
+A command line from before the subcommands (``toolsift eval DIR --method mftr …``) still runs the
+subcommand its flags name (:class:`EvalGroup`, :func:`legacy_args`).
+"""
 
 from __future__ import annotations
 
@@ -15,193 +19,102 @@ from toolsift.cli._reranker_options import RerankerChoice, reranker_training_opt
 from toolsift.cli._output import markdown_table, table, write_json
 from toolsift.cli.options import json_file_option, retriever_option
 
+__all__ = ["eval_command", "EvalGroup", "legacy_args", "render_mftr", "render_agents", "render_requests"]
+
 if TYPE_CHECKING:
     from toolsift.config import Settings
+    from toolsift.embedding import Embedder
     from toolsift.evaluation.evalruns import EvalRunRow
-    from toolsift.evaluation.mftr_inputs import MFTRInputs
+    from toolsift.evaluation.mftr.inputs import MFTRInputs
 
 
 
-@click.command("eval")
-@click.argument("dataset_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--method", type=click.Choice(["multi-field", "full-doc", "mftr"]), default="multi-field", show_default=True,
-              help="mftr: MFTR's 5-fold protocol with learned weights and Table 3's ablations.")
+class EvalGroup(click.Group):
+    """``toolsift eval``'s group: a command line from before the subcommands (``toolsift eval DIR --method
+    mftr``, ``--level agent``, ``--level request``, ``--set``) is read as the subcommand its flags name."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = legacy_args(args)
+        return super().parse_args(ctx, args)
+
+
+def legacy_args(args: Sequence[str]) -> list[str]:
+    """The subcommand line of a pre-subcommand ``toolsift eval`` line: ``--set`` → ``sets``, ``--level
+    request`` → ``requests``, ``--level agent`` → ``agents``, ``--method mftr`` → ``mftr``, else ``tools``
+    (the flags that chose it removed; every other argument kept, in order)."""
+    rest: list[str] = []
+    level, method, sets = "tool", None, False
+    items = iter(args)
+    for arg in items:
+        name, _, inline = arg.partition("=")
+        if arg == "--set":
+            sets = True
+        elif name in ("--level", "--method"):
+            value = inline if inline else next(items, "")
+            if name == "--level":
+                level = value
+            elif value == "mftr":
+                method = value
+            else:
+                rest += ["--method", value]
+        else:
+            rest.append(arg)
+    if level not in ("tool", "agent", "request"):
+        raise click.BadParameter(f"{level!r} is not one of 'tool', 'agent', 'request'", param_hint="'--level'")
+    kind = ("sets" if sets else "requests" if level == "request" else "agents" if level == "agent"
+            else "mftr" if method == "mftr" else "tools")
+    return [kind, *rest]
+
+
+def _run_options(f: Any) -> Any:
+    """What every evaluation takes: --json, --no-record, --quiet."""
+    f = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")(f)
+    f = click.option("--no-record", is_flag=True,
+                     help="Do not record this run in eval_runs_index (recorded by default: one document per "
+                          "table row).")(f)
+    return json_file_option("Write the result as JSON here.")(f)
+
+
+_ONE_DIR = click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+
+
+@click.group("eval", cls=EvalGroup)
+def eval_command() -> None:
+    """Evaluate retrieval on a benchmark folder (e.g. ../shared/datasets/toolret/apibank).
+
+    Each benchmark is ingested into an index of its own (reused while unchanged). Every run is
+    recorded in the eval_runs_index setting's index (one document per table row, for metrics over
+    time) unless --no-record or eval_runs = false.
+
+    The command lines from before these subcommands still work: `toolsift eval DIR [--method M]` is
+    `eval tools`, `--method mftr` is `eval mftr`, `--level agent` is `eval agents`, `--level request`
+    is `eval requests` and `--set` is `eval sets`.
+    """
+
+
+@eval_command.command("tools", short_help="Tool retrieval on a benchmark: NDCG, recall, completeness.")
+@_ONE_DIR
+@click.option("--method", type=click.Choice(["multi-field", "full-doc"]), default="multi-field", show_default=True,
+              help="multi-field: one field per part of the documentation; full-doc: the whole as one text.")
 @retriever_option(default="bm25")
 @click.option("--split", default="test", show_default=True, help="Qrels split for BEIR folders.")
 @click.option("--depth", type=click.IntRange(10, 1000), default=100, show_default=True, help="Tools returned per query.")
-@mftr_input_options
-@click.option("--ablations/--no-ablations", default=True, show_default=True,
-              help="mftr: every row of Table 3 (without: Full-Doc, Weighting Only [no LLM] and MFTR).")
-@click.option("--extensions/--no-extensions", default=False, show_default=True,
-              help="mftr: also the rows beyond the paper (first-stage rank as a learned feature; "
-                   "ToolRet's task instruction as one more tool need), marked with +.")
-@click.option("--set", "set_mode", is_flag=True,
-              help="Score tool *sets* (TRACC, recall@gt, ndcg@gt, set-size error; K = the gold set's size) on a BEIR "
-                   "folder with qrels/train.tsv and qrels/test.tsv, with the reference rows (nearest training "
-                   "query's set, dense top-3, dense top-|gold| as an oracle).")
-@click.option("--no-history", is_flag=True, help="--set: use nothing from the train split (cold start).")
-@click.option("--level", type=click.Choice(["tool", "agent", "request"]), default="tool", show_default=True,
-              help="agent: Tool-to-Agent retrieval scored at agent level on a LiveMCPBench folder (recall, mAP, "
-                   "nDCG @1/3/5): step-wise over the annotated steps [main], the reciprocal-rank merge, the whole "
-                   "question, toolsift's own decomposition, an agent-only index, and the other retrievers. "
-                   "request: each LiveMCPBench question sent whole, as agents send it, through `toolsift serve mcp` "
-                   "(search_tools) and in-process, beside FastMCP's BM25 search_tools over MCP (the peer, with the "
-                   "bench extra): tool R@5/R@10 by name, agent R@5/nDCG@5, p50/p95, on all tasks and each half.")
-@click.option("--limit", type=click.IntRange(1), help="--level agent/request: only the first N tasks (a quick slice).")
-@click.option("--no-peer", is_flag=True, help="--level request: leave out the FastMCP peer row.")
-@click.option("--llm-rewrite", is_flag=True,
-              help="--level request: add a row rewritten by the configured LLM (llm_base_url; answers cached).")
-@click.option("--save-rewrites", type=click.Path(file_okay=False, path_type=Path),
-              help="--llm-rewrite: write the rewrites here as evaluation data (toolsift cache import reads it).")
-@reranker_training_options(required=False)
-@json_file_option("Write the result as JSON here.")
-@click.option("--no-record", is_flag=True,
-              help="Do not record this run in eval_runs_index (recorded by default: one document per table row).")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@_run_options
 @pass_app
-def eval_command(
-    app: AppContext,
-    dataset_dirs: tuple[Path, ...],
-    method: str,
-    retriever: str,
-    split: str,
-    depth: int,
-    inputs: MFTRInputs,
-    ablations: bool,
-    extensions: bool,
-    set_mode: bool,
-    no_history: bool,
-    level: str,
-    limit: int | None,
-    no_peer: bool,
-    llm_rewrite: bool,
-    save_rewrites: Path | None,
-    reranker: RerankerChoice | None,
-    json_out: Path | None,
-    no_record: bool,
-    quiet: bool,
-) -> None:
-    """Evaluate retrieval on DATASET_DIRS (e.g. ../shared/datasets/toolret/apibank).
-
-    The benchmark is ingested into its own index (reused while unchanged), every query is run, and
-    NDCG@10, Recall@10, Completeness@10, NDCG@5 and Recall@5 are printed (binary relevance).
-
-    With --method mftr (ToolRet folders; --rewrites, --standardized, --hard-negatives and --folds
-    apply to it): MFTR's protocol — 5-fold cross-validation, weights learned
-    on each training split, Table 3's ablation rows beside the paper's NDCG@10, the learned field
-    weights (Table 5), and the first stage's recall with and without the learned weights pushed
-    into it. Several folders make the mixed benchmark (one index, one query set). --extensions adds
-    the rows beyond the paper. --reranker adds "MFTR + <reranker>": per fold a reranker trained on
-    the training queries over that fold's MFTR ranking, its fusion weight chosen on a dev slice of
-    them, with the ranking cost in ms/query beside every learned row.
-
-    With --level agent (a LiveMCPBench folder): Tool-to-Agent retrieval scored against each task's
-    gold servers (recall, mAP, nDCG at 1/3/5), step-wise over the annotated steps with --retriever's
-    first stage as the main row, beside the other query forms, indices and retrievers.
-
-    Every run is recorded in the eval_runs_index setting's index (one document per table row, for
-    metrics over time) unless --no-record or eval_runs = false.
-    """
-    from toolsift.evaluation import evalruns
+def eval_tools(app: AppContext, dataset_dir: Path, method: str, retriever: str, split: str, depth: int,
+               json_out: Path | None, no_record: bool, quiet: bool) -> None:
+    """Tool retrieval: every query of DATASET_DIR, NDCG@10, Recall@10, Completeness@10, NDCG@5 and
+    Recall@5 (binary relevance)."""
     from toolsift.cli._progress import progress_bars
-    from toolsift.embedding import load_embedder
-
-    settings = app.settings()
-    embedder = load_embedder(settings)
-    started = time.perf_counter()
-    if set_mode:
-        if len(dataset_dirs) != 1:
-            raise click.UsageError("--set evaluates one BEIR folder")
-        from toolsift.evaluation.sets import SET_MEASURES, run_set_eval
-
-        with progress_bars(not quiet) as progress:
-            sets = run_set_eval(app.client(), settings, dataset_dirs[0], embedder=embedder, no_history=no_history,
-                                progress=progress)
-        click.echo(f"## {sets.dataset} · sets · {sets.retriever} · {sets.n_queries} test queries")
-        click.echo(markdown_table(["row", *SET_MEASURES, "history", "note"], [
-            [r.name, *(f"{r.metrics[m]:.4f}" for m in SET_MEASURES), "yes" if r.uses_history else "no",
-             ("oracle: " if r.oracle else "") + r.note] for r in sets.rows
-        ]))
-        history = sets.protocol.get("history")
-        if history:
-            click.echo(f"history: {history['source']}, {history['bundles']} bundles, {history['past_queries']} past "
-                       f"queries; calibrated on {history['calibration']['held_out_queries']} held-out training "
-                       f"queries (TRACC {history['calibration'].get('tracc', '–')}): "
-                       + ", ".join(f"{k} {v}" for k, v in history["calibrated"].items()))
-        _finish(app, settings, json_out, sets.to_dict(),
-                evalruns.set_eval_rows(sets, dataset_dirs, duration_s=time.perf_counter() - started), skip=no_record)
-        return
-    if level == "request":
-        if len(dataset_dirs) != 1:
-            raise click.UsageError("--level request evaluates one LiveMCPBench folder")
-        from toolsift.evaluation.requests import run_request_eval, save_rewrites as save
-
-        if save_rewrites is not None and not llm_rewrite:
-            raise click.UsageError("--save-rewrites saves the --llm-rewrite row's rewrites: add --llm-rewrite")
-        with progress_bars(not quiet) as progress:
-            requests = run_request_eval(app.client(), settings, dataset_dirs[0], embedder=embedder, limit=limit,
-                                        peer=not no_peer, llm_rewrite=llm_rewrite, progress=progress)
-        click.echo(render_requests(requests.to_dict()))
-        if save_rewrites is not None:
-            saved = save(settings, dataset_dirs[0], save_rewrites, limit=limit)
-            click.echo(f"saved {saved['rewrites']} rewrite(s) by {saved['model']} to {save_rewrites}")
-        _finish(app, settings, json_out, requests.to_dict(),
-                evalruns.request_eval_rows(requests, dataset_dirs, duration_s=time.perf_counter() - started),
-                skip=no_record)
-        return
-    if level == "agent":
-        if len(dataset_dirs) != 1:
-            raise click.UsageError("--level agent evaluates one LiveMCPBench folder")
-        from toolsift.evaluation.agents import run_agent_eval
-
-        with progress_bars(not quiet) as progress:
-            agents = run_agent_eval(app.client(), settings, dataset_dirs[0], retriever=retriever,  # type: ignore[arg-type]
-                                    embedder=embedder, limit=limit, progress=progress)
-        click.echo(render_agents(agents.to_dict()))
-        _finish(app, settings, json_out, agents.to_dict(),
-                evalruns.agent_eval_rows(agents, dataset_dirs, duration_s=time.perf_counter() - started), skip=no_record)
-        return
-    if method == "mftr":
-        from toolsift.evaluation.mftr_eval import run_mftr_eval
-
-        with progress_bars(not quiet) as progress:
-            mftr = run_mftr_eval(
-                app.client(),
-                settings,
-                list(dataset_dirs),
-                retriever=retriever,  # type: ignore[arg-type]
-                embedder=embedder,
-                inputs=inputs,
-                ablations=ablations,
-                extensions=extensions,
-                depth=depth,
-                reranker=reranker.config if reranker else None,
-                reranker_base=reranker.base_model if reranker else None,
-                reranker_gguf=reranker.gguf_file if reranker else None,
-                progress=progress,
-            )
-        click.echo(render_mftr(mftr.to_dict()))
-        _finish(app, settings, json_out, mftr.to_dict(),
-                evalruns.mftr_eval_rows(mftr, dataset_dirs, duration_s=time.perf_counter() - started), skip=no_record)
-        return
-    if len(dataset_dirs) != 1:
-        raise click.UsageError("several DATASET_DIRS (the mixed benchmark) need --method mftr")
-    if reranker is not None:
-        raise click.UsageError("--reranker is trained inside MFTR's folds: use it with --method mftr")
+    from toolsift.evaluation import evalruns
     from toolsift.evaluation.runner import run_eval
 
+    settings, embedder, started = _start(app)
     with progress_bars(not quiet) as progress:
-        result = run_eval(
-            app.client(),
-            settings,
-            dataset_dirs[0],
-            method=method,  # type: ignore[arg-type]
-            retriever=retriever,  # type: ignore[arg-type]
-            embedder=embedder,
-            depth=depth,
-            split=split,
-            progress=lambda done, total: progress("queries", done, total),
-        )
+        result = run_eval(app.client(), settings, dataset_dir, method=method,  # type: ignore[arg-type]
+                          retriever=retriever, embedder=embedder, depth=depth, split=split,  # type: ignore[arg-type]
+                          progress=lambda done, total: progress("queries", done, total))
     metrics = result.metrics
     click.echo(table(
         ["dataset", "method", "retriever", "queries", *metrics.keys(), "p50 ms"],
@@ -209,7 +122,150 @@ def eval_command(
           result.latency_ms.get("p50", "")]],
     ))
     _finish(app, settings, json_out, result.to_dict(),
-            evalruns.tool_eval_rows(result, dataset_dirs, duration_s=time.perf_counter() - started), skip=no_record)
+            evalruns.tool_eval_rows(result, (dataset_dir,), duration_s=time.perf_counter() - started), skip=no_record)
+
+
+@eval_command.command("mftr", short_help="MFTR's 5-fold protocol: learned weights, Table 3's ablations.")
+@click.argument("dataset_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@retriever_option(default="bm25")
+@click.option("--depth", type=click.IntRange(10, 1000), default=100, show_default=True, help="Tools returned per query.")
+@mftr_input_options
+@click.option("--ablations/--no-ablations", default=True, show_default=True,
+              help="Every row of Table 3 (without: Full-Doc, Weighting Only [no LLM] and MFTR).")
+@click.option("--extensions/--no-extensions", default=False, show_default=True,
+              help="Also the rows beyond the paper (first-stage rank as a learned feature; ToolRet's task "
+                   "instruction as one more tool need), marked with +.")
+@reranker_training_options(required=False)
+@_run_options
+@pass_app
+def eval_mftr(app: AppContext, dataset_dirs: tuple[Path, ...], retriever: str, depth: int, inputs: MFTRInputs,
+              ablations: bool, extensions: bool, reranker: RerankerChoice | None, json_out: Path | None,
+              no_record: bool, quiet: bool) -> None:
+    """MFTR's protocol on ToolRet folders: 5-fold cross-validation, weights learned on each training
+    split, Table 3's ablation rows beside the paper's NDCG@10, the learned field weights (Table 5),
+    and the first stage's recall with and without the learned weights pushed into it.
+
+    Several folders make the mixed benchmark (one index, one query set). --reranker adds "MFTR +
+    <reranker>": per fold a reranker trained on the training queries over that fold's MFTR ranking,
+    its fusion weight chosen on a dev slice of them, with the ranking cost in ms/query beside every
+    learned row.
+    """
+    from toolsift.cli._progress import progress_bars
+    from toolsift.evaluation import evalruns
+    from toolsift.evaluation.mftr.eval import run_mftr_eval
+
+    settings, embedder, started = _start(app)
+    with progress_bars(not quiet) as progress:
+        mftr = run_mftr_eval(
+            app.client(), settings, list(dataset_dirs), retriever=retriever,  # type: ignore[arg-type]
+            embedder=embedder, inputs=inputs, ablations=ablations, extensions=extensions, depth=depth,
+            reranker=reranker.config if reranker else None,
+            reranker_base=reranker.base_model if reranker else None,
+            reranker_gguf=reranker.gguf_file if reranker else None,
+            progress=progress,
+        )
+    click.echo(render_mftr(mftr.to_dict()))
+    _finish(app, settings, json_out, mftr.to_dict(),
+            evalruns.mftr_eval_rows(mftr, dataset_dirs, duration_s=time.perf_counter() - started), skip=no_record)
+
+
+@eval_command.command("agents", short_help="Tool-to-Agent retrieval scored at agent level (LiveMCPBench).")
+@_ONE_DIR
+@retriever_option(default="bm25")
+@click.option("--limit", type=click.IntRange(1), help="Only the first N tasks (a quick slice).")
+@_run_options
+@pass_app
+def eval_agents(app: AppContext, dataset_dir: Path, retriever: str, limit: int | None, json_out: Path | None,
+                no_record: bool, quiet: bool) -> None:
+    """Tool-to-Agent retrieval scored at agent level on a LiveMCPBench folder: recall, mAP and nDCG
+    at 1/3/5 against each task's gold servers, step-wise over the annotated steps with --retriever's
+    first stage as the main row, beside the reciprocal-rank merge, the whole question, toolsift's own
+    decomposition, an agent-only index and the other retrievers."""
+    from toolsift.cli._progress import progress_bars
+    from toolsift.evaluation import evalruns
+    from toolsift.evaluation.agents import run_agent_eval
+
+    settings, embedder, started = _start(app)
+    with progress_bars(not quiet) as progress:
+        agents = run_agent_eval(app.client(), settings, dataset_dir, retriever=retriever,  # type: ignore[arg-type]
+                                embedder=embedder, limit=limit, progress=progress)
+    click.echo(render_agents(agents.to_dict()))
+    _finish(app, settings, json_out, agents.to_dict(),
+            evalruns.agent_eval_rows(agents, (dataset_dir,), duration_s=time.perf_counter() - started), skip=no_record)
+
+
+@eval_command.command("requests", short_help="Whole requests through MCP beside a BM25 peer (LiveMCPBench).")
+@_ONE_DIR
+@click.option("--limit", type=click.IntRange(1), help="Only the first N tasks (a quick slice).")
+@click.option("--no-peer", is_flag=True, help="Leave out the FastMCP peer row.")
+@click.option("--llm-rewrite", is_flag=True,
+              help="Add a row rewritten by the configured LLM (llm_base_url; answers cached).")
+@click.option("--save-rewrites", type=click.Path(file_okay=False, path_type=Path),
+              help="--llm-rewrite: write the rewrites here as evaluation data (toolsift cache import reads it).")
+@_run_options
+@pass_app
+def eval_requests(app: AppContext, dataset_dir: Path, limit: int | None, no_peer: bool, llm_rewrite: bool,
+                  save_rewrites: Path | None, json_out: Path | None, no_record: bool, quiet: bool) -> None:
+    """Whole requests, as agents send them: each LiveMCPBench question through `toolsift serve mcp`
+    (search_tools) and in-process, beside FastMCP's BM25 search_tools over MCP (the peer, with the
+    bench extra): tool R@5/R@10 by name, agent R@5/nDCG@5, p50/p95, on all tasks and each half."""
+    from toolsift.cli._progress import progress_bars
+    from toolsift.evaluation import evalruns
+    from toolsift.evaluation.requests import run_request_eval, save_rewrites as save
+
+    if save_rewrites is not None and not llm_rewrite:
+        raise click.UsageError("--save-rewrites saves the --llm-rewrite row's rewrites: add --llm-rewrite")
+    settings, embedder, started = _start(app)
+    with progress_bars(not quiet) as progress:
+        requests = run_request_eval(app.client(), settings, dataset_dir, embedder=embedder, limit=limit,
+                                    peer=not no_peer, llm_rewrite=llm_rewrite, progress=progress)
+    click.echo(render_requests(requests.to_dict()))
+    if save_rewrites is not None:
+        saved = save(settings, dataset_dir, save_rewrites, limit=limit)
+        click.echo(f"saved {saved['rewrites']} rewrite(s) by {saved['model']} to {save_rewrites}")
+    _finish(app, settings, json_out, requests.to_dict(),
+            evalruns.request_eval_rows(requests, (dataset_dir,), duration_s=time.perf_counter() - started),
+            skip=no_record)
+
+
+@eval_command.command("sets", short_help="Precise tool sets (PTR): TRACC and the set measures.")
+@_ONE_DIR
+@click.option("--no-history", is_flag=True, help="Use nothing from the train split (cold start).")
+@_run_options
+@pass_app
+def eval_sets(app: AppContext, dataset_dir: Path, no_history: bool, json_out: Path | None, no_record: bool,
+              quiet: bool) -> None:
+    """Tool *sets* (PTR) on a BEIR folder with qrels/train.tsv and qrels/test.tsv: TRACC, recall@gt,
+    ndcg@gt, set-size error (K = the gold set's size), with the reference rows (nearest training
+    query's set, dense top-3, dense top-|gold| as an oracle)."""
+    from toolsift.cli._progress import progress_bars
+    from toolsift.evaluation import evalruns
+    from toolsift.evaluation.sets import SET_MEASURES, run_set_eval
+
+    settings, embedder, started = _start(app)
+    with progress_bars(not quiet) as progress:
+        sets = run_set_eval(app.client(), settings, dataset_dir, embedder=embedder, no_history=no_history,
+                            progress=progress)
+    click.echo(f"## {sets.dataset} · sets · {sets.retriever} · {sets.n_queries} test queries")
+    click.echo(markdown_table(["row", *SET_MEASURES, "history", "note"], [
+        [r.name, *(f"{r.metrics[m]:.4f}" for m in SET_MEASURES), "yes" if r.uses_history else "no",
+         ("oracle: " if r.oracle else "") + r.note] for r in sets.rows
+    ]))
+    history = sets.protocol.get("history")
+    if history:
+        click.echo(f"history: {history['source']}, {history['bundles']} bundles, {history['past_queries']} past "
+                   f"queries; calibrated on {history['calibration']['held_out_queries']} held-out training "
+                   f"queries (TRACC {history['calibration'].get('tracc', '–')}): "
+                   + ", ".join(f"{k} {v}" for k, v in history["calibrated"].items()))
+    _finish(app, settings, json_out, sets.to_dict(),
+            evalruns.set_eval_rows(sets, (dataset_dir,), duration_s=time.perf_counter() - started), skip=no_record)
+
+
+def _start(app: AppContext) -> tuple[Settings, Embedder, float]:
+    from toolsift.embedding import load_embedder
+
+    settings = app.settings()
+    return settings, load_embedder(settings), time.perf_counter()
 
 
 def _finish(app: AppContext, settings: Settings, json_out: Path | None, data: dict[str, Any],

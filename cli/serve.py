@@ -76,7 +76,8 @@ def ranker(
     if settings.ranker_token is None:  # a ranker token guards the service as keys do
         check_bind(host, keys, force=insecure, service="serve ranker")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("toolsift.ranker.service").setLevel(logging.INFO)
+    for name in ("toolsift.ranker.service", "toolsift.ranker.batching", "toolsift.ranker.service_metrics"):
+        logging.getLogger(name).setLevel(logging.INFO)
 
     def ready(pipeline: RankingPipeline) -> None:
         model = pipeline.reranker

@@ -15,7 +15,7 @@ from toolsift.cli._reranker_options import RerankerChoice, reranker_training_opt
 from toolsift.cli.options import json_flag, retriever_option, weights_option
 
 if TYPE_CHECKING:
-    from toolsift.evaluation.mftr_inputs import MFTRInputs
+    from toolsift.evaluation.mftr.inputs import MFTRInputs
 
 
 @click.group(cls=DefaultSubcommandGroup, default="weights")
@@ -69,7 +69,7 @@ def train_weights_command(
     from toolsift.cli._progress import progress_bars
     from toolsift.config import FIELDS
     from toolsift.embedding import load_embedder
-    from toolsift.evaluation.mftr_train import train_weights
+    from toolsift.evaluation.mftr.train import train_weights
     from toolsift.ranker.mftr import FIELDS_AND_RANK
     from toolsift.ranker.training import TrainingConfig
 
@@ -139,7 +139,7 @@ def train_reranker_command(
     """
     from toolsift.cli._progress import progress_bars
     from toolsift.embedding import load_embedder
-    from toolsift.evaluation.mftr_train import train_reranker
+    from toolsift.evaluation.mftr.train import train_reranker
     from toolsift.ranker.artifact import load_artifact
     from toolsift.ranker.reranker_artifact import save_reranker
 

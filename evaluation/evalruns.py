@@ -35,7 +35,7 @@ from toolsift.opensearch import ensure_index
 
 if TYPE_CHECKING:
     from toolsift.evaluation.agents import AgentEvalResult
-    from toolsift.evaluation.mftr_results import MFTREvalResult
+    from toolsift.evaluation.mftr.results import MFTREvalResult
     from toolsift.evaluation.requests import RequestEvalResult
     from toolsift.evaluation.runner import EvalResult
     from toolsift.evaluation.sets import SetEvalResult

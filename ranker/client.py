@@ -4,7 +4,9 @@
 token. When the service is down, slow, overloaded or answers with an error, the answer is the
 candidates in first-stage order with ``degraded: true`` and the reason, so a search always returns.
 A request the service rejects as malformed (4xx other than 401/403/408/413/429) is a bug on this
-side and raises :class:`~toolsift.errors.BadQueryError` instead of being hidden.
+side and raises :class:`~toolsift.errors.BadQueryError` instead of being hidden. Either way the reason
+is the service's error body, ``{"error": message, "code": code, "field": field}``, read as
+``<message> (<code>)``.
 """
 
 from __future__ import annotations
@@ -66,13 +68,14 @@ class RemoteRanker:
 
 
 def _error_message(answer: httpx.Response) -> str:
+    """What an error answer says: the services' one body ``{"error", "code", "field"}`` as
+    ``<error> (<code>)``; anything else (a proxy's page) as its first 300 characters."""
     try:
         body = answer.json()
-        error = body.get("error") if isinstance(body, dict) else None
-        if isinstance(error, dict):
-            return str(error.get("message") or error)
-        if isinstance(error, str):  # the Host guard's answer: {"error", "code", "field"}
-            return error[:300]
-        return str(body)[:300]
     except ValueError:
         return answer.text[:300]
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, str):
+        code = body.get("code")
+        return f"{error[:300]} ({code})" if isinstance(code, str) else error[:300]
+    return str(body)[:300]

@@ -31,6 +31,8 @@ __all__ = [
     "RequestTooLargeError",
     "UnsupportedMediaTypeError",
     "RankerUnavailableError",
+    "RerankerFailedError",
+    "ShuttingDownError",
     "SourceError",
     "LLMError",
     "LLMUnavailableError",
@@ -156,6 +158,16 @@ class RankerUnavailableError(ToolsiftError):
     """The remote ranker did not answer in time or answered with an error."""
 
 
+class RerankerFailedError(ToolsiftError):
+    """The ranker service's reranker model call failed (CUDA out of memory, a tokenizer error): the
+    requests of that batch answer 503; the service keeps answering."""
+
+
+class ShuttingDownError(ToolsiftError):
+    """The service is stopping: a request it still held (the ranker service's queued rank requests)
+    answers 503."""
+
+
 class SourceError(ToolsiftError):
     """A live MCP source could not be listed or indexed: unreachable, hung, crashed, or not answering
     with a tool list; the message names the source."""
@@ -201,6 +213,8 @@ ERROR_TABLE: dict[type[Exception], ErrorKind] = {
     RequestTooLargeError: ErrorKind(9, 413, "request_too_large"),
     UnsupportedMediaTypeError: ErrorKind(9, 415, "unsupported_media_type"),
     RankerUnavailableError: ErrorKind(10, 503, "ranker_unavailable"),
+    RerankerFailedError: ErrorKind(10, 503, "reranker_failed"),
+    ShuttingDownError: ErrorKind(10, 503, "shutting_down"),
     SourceError: ErrorKind(13, 502, "source_unavailable"),
     LLMError: ErrorKind(11, 502, "llm_error"),
     LLMUnavailableError: ErrorKind(11, 503, "llm_unavailable"),

@@ -3,11 +3,11 @@
 The protocol of the MFTR paper (§4): 5-fold cross-validation over the queries (the shared folds when
 given: train on four folds, test on the fifth, metrics averaged over the five test folds), the
 multi-field model trained with the pairwise loss on each training split with the top-64 wrong tools
-by BM25 as hard negatives, and Table 3's ablation rows (:mod:`toolsift.evaluation.mftr_ablations`).
+by BM25 as hard negatives, and Table 3's ablation rows (:mod:`toolsift.evaluation.mftr.ablations`).
 
-Every document variant is its own index (:mod:`toolsift.evaluation.mftr_indices`); the per-field
+Every document variant is its own index (:mod:`toolsift.evaluation.mftr.indices`); the per-field
 scores are collected from OpenSearch once per variant and query form
-(:mod:`toolsift.evaluation.mftr_signals`), and only the learned model runs in Python.
+(:mod:`toolsift.evaluation.mftr.signals`), and only the learned model runs in Python.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from opensearchpy import OpenSearch
 from toolsift.config import FIELDS, Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.evaluation.metrics import evaluate
-from toolsift.evaluation.mftr_ablations import (
+from toolsift.evaluation.mftr.ablations import (
     ABLATIONS,
     CORE_ROWS,
     EXTENSIONS,
@@ -31,11 +31,11 @@ from toolsift.evaluation.mftr_ablations import (
     NEEDS_LLM_STANDARDISATION,
     PAPER_NDCG10,
 )
-from toolsift.evaluation.mftr_inputs import MFTRInputs
-from toolsift.evaluation.mftr_prepare import prepare
-from toolsift.evaluation.mftr_reranker import reranker_row
-from toolsift.evaluation.mftr_results import AblationRow, MFTREvalResult
-from toolsift.evaluation.mftr_signals import (
+from toolsift.evaluation.mftr.inputs import MFTRInputs
+from toolsift.evaluation.mftr.prepare import prepare
+from toolsift.evaluation.mftr.reranker import reranker_row
+from toolsift.evaluation.mftr.results import AblationRow, MFTREvalResult
+from toolsift.evaluation.mftr.signals import (
     QuerySignals,
     collect_signals,
     flat_text,

@@ -9,10 +9,10 @@ from typing import Any
 
 from toolsift.errors import BadQueryError
 from toolsift.evaluation.metrics import evaluate
-from toolsift.evaluation.mftr_ablations import MFTR_MEASURES
-from toolsift.evaluation.mftr_prepare import Prepared
-from toolsift.evaluation.mftr_results import AblationRow
-from toolsift.evaluation.mftr_signals import QuerySignals, mean_metrics
+from toolsift.evaluation.mftr.ablations import MFTR_MEASURES
+from toolsift.evaluation.mftr.prepare import Prepared
+from toolsift.evaluation.mftr.results import AblationRow
+from toolsift.evaluation.mftr.signals import QuerySignals, mean_metrics
 from toolsift.evaluation.rerank import RerankQuery, fit_reranker, mean, rerank_run
 from toolsift.ranker.mftr import MFTRRanker, MFTRWeights
 from toolsift.ranker.pipeline import RankingPipeline

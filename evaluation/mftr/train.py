@@ -12,10 +12,10 @@ from opensearchpy import OpenSearch
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError
-from toolsift.evaluation.mftr_inputs import MFTRInputs
-from toolsift.evaluation.mftr_prepare import Prepared, prepare
-from toolsift.evaluation.mftr_reranker import rerank_queries
-from toolsift.evaluation.mftr_signals import collect_signals, training_queries
+from toolsift.evaluation.mftr.inputs import MFTRInputs
+from toolsift.evaluation.mftr.prepare import Prepared, prepare
+from toolsift.evaluation.mftr.reranker import rerank_queries
+from toolsift.evaluation.mftr.signals import collect_signals, training_queries
 from toolsift.evaluation.rerank import FittedReranker, fit_reranker
 from toolsift.ranker.artifact import WeightsArtifact
 from toolsift.ranker.mftr import MFTRRanker

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from toolsift.errors import BadQueryError
-from toolsift.evaluation.mftr_inputs import MFTRInputs
-from toolsift.evaluation.mftr_train import train_weights
+from toolsift.evaluation.mftr.inputs import MFTRInputs
+from toolsift.evaluation.mftr.train import train_weights
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.training import TrainingConfig
 from toolsift.search import Searcher

@@ -28,7 +28,7 @@ def tolerance_for(run_id: str, row: str) -> float:
     return WEIGHTS_TOLERANCE if row.startswith("learned weights") else TOLERANCE
 
 
-#: Papers' figures the docs quote beside ours (besides ``toolsift.evaluation.mftr_ablations.PAPER_NDCG10``):
+#: Papers' figures the docs quote beside ours (besides ``toolsift.evaluation.mftr.ablations.PAPER_NDCG10``):
 #: the Tool-to-Agent paper's LiveMCPBench row and PTR's, by what they are.
 PAPER: dict[str, float] = {}
 

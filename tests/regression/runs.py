@@ -167,7 +167,7 @@ SLICE_QUERIES = (40, 120)
 
 def _mftr_inputs(ctx: Context, names: tuple[str, ...], *, standardized: bool, sliced: bool,
                  queries: tuple[int, int] = SLICE_QUERIES) -> Any:
-    from toolsift.evaluation.mftr_inputs import MFTRInputs, make_folds
+    from toolsift.evaluation.mftr.inputs import MFTRInputs, make_folds
 
     mftr = ctx.datasets / "mftr"
     shared = len(names) == 1  # one set: the paper's folds and mined hard negatives; mixed: seeded, mined
@@ -206,7 +206,7 @@ def _mftr(names: tuple[str, ...], retriever: str, *, slow: bool = False, sliced:
     every_row = reranker is None and not sliced
 
     def execute(ctx: Context) -> dict[str, Any]:
-        from toolsift.evaluation.mftr_eval import run_mftr_eval
+        from toolsift.evaluation.mftr.eval import run_mftr_eval
         from toolsift.ranker.reranker_training import RerankerTrainingConfig
 
         inputs = _mftr_inputs(ctx, names, standardized=standardized, sliced=sliced)
@@ -259,7 +259,7 @@ def _tool_rank(*, slow: bool, limit: Mapping[str, Any] | None = None) -> Run:
                               "learning_rate": 5e-4, **(limit or {})}
 
     def execute(ctx: Context) -> dict[str, Any]:
-        from toolsift.evaluation.mftr_train import train_reranker
+        from toolsift.evaluation.mftr.train import train_reranker
         from toolsift.llm.server import bundled_smollm2_path
         from toolsift.ranker.reranker_training import RerankerTrainingConfig
 

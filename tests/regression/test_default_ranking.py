@@ -32,8 +32,8 @@ TOP_K = 10
 def standardised_apibank(client: Any, base_settings: Any, embedder: Any, datasets: Path) -> str:
     """The index of APIBank's LLM-standardised documents (the one `toolsift eval --method mftr` builds)."""
     from toolsift.ingest.benchmarks import load_benchmark
-    from toolsift.evaluation.mftr_indices import ensure_variant_index, raw_tools, variant_catalog
-    from toolsift.evaluation.mftr_inputs import load_standardized
+    from toolsift.evaluation.mftr.indices import ensure_variant_index, raw_tools, variant_catalog
+    from toolsift.evaluation.mftr.inputs import load_standardized
 
     benchmark = load_benchmark(datasets / "toolret" / "apibank")
     standardized = load_standardized([datasets / "mftr" / "apibank" / "standardized_tools.gpt-4o-mini.json"])

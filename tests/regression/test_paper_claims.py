@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from published import FIGURES
 
-from toolsift.evaluation.mftr_ablations import PAPER_NDCG10
+from toolsift.evaluation.mftr.ablations import PAPER_NDCG10
 
 
 def _ndcg10(run_id: str, row: str) -> float:

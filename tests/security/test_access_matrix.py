@@ -63,8 +63,8 @@ MATRIX: list[tuple[str, str, str, Any, tuple[int, ...]]] = [
     ("ui", "GET", "/api/approvals", None, (401, 401, 403, 200, 200)),
     ("ranker", "GET", "/health", None, (200, 200, 200, 200, 200)),
     ("ranker", "GET", "/metrics", None, (401, 401, 200, 200, 200)),
-    # a rank request that is not one: a caller with a key reaches the route (422), others never do
-    ("ranker", "POST", "/v1/rank", {"not": "a rank request"}, (401, 401, 422, 422, 422)),
+    # a rank request that is not one: a caller with a key reaches the route (400 bad_request), others never do
+    ("ranker", "POST", "/v1/rank", {"not": "a rank request"}, (401, 401, 400, 400, 400)),
 ]
 
 

@@ -22,7 +22,7 @@ from toolsift.evaluation.evalruns import (
 )
 from toolsift.evaluation.agents import AgentEvalResult, AgentRow
 from toolsift.ingest.benchmarks import benchmark_slug
-from toolsift.evaluation.mftr_results import AblationRow, MFTREvalResult
+from toolsift.evaluation.mftr.results import AblationRow, MFTREvalResult
 from toolsift.evaluation.runner import EvalResult
 from toolsift.evaluation.sets import SetEvalResult, SetRow
 from toolsift.mappings.evalruns import EVAL_RUNS_SCHEMA_VERSION, eval_runs_index_body

@@ -1,20 +1,20 @@
 """LLM standardisation + Tool-DE expansion: schemas, checks, required flags, and the judge/refine flow.
 
-No network: a scripted fake LLM answers each task, and the cache is a dict behind a patched
-``toolsift.llm.cached_output``.
+No network: a :class:`~tests.fakes.ScriptedLLM` answers each task from its script, and the cache is a
+dict behind a patched ``toolsift.llm.cached_output``.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.fakes import ScriptedLLM
 from toolsift.errors import CatalogRecordError, LLMOutputError, LLMUnavailableError
 from toolsift.ingest import load_catalog, normalise_tool
 from toolsift.ingest.records import RawAgent, RawTool, RejectedRecord
@@ -66,53 +66,11 @@ def raw_tool(documentation: Mapping[str, Any] = RAW_DOC, **kwargs: Any) -> RawTo
     return RawTool("test/catalog", "record 0", documentation, kwargs.pop("tool_id", "t0"), None, **kwargs)
 
 
-@dataclass
-class Call:
-    task: str
-    instructions: str
-    data: Mapping[str, str]
-    schema: Mapping[str, Any]
-    subject: str
+def scripted(script: dict[str, list[Any]]) -> ScriptedLLM:
+    return ScriptedLLM(script, model=MODEL)
 
 
-@dataclass
-class FakeLLM:
-    """Answers each task from a script (a list per task, consumed in order); records every call.
-
-    An answer that is an exception instance is raised; every answer goes through ``check`` first,
-    as the real client does.
-    """
-
-    script: dict[str, list[Any]]
-    model: str = MODEL
-    calls: list[Call] = field(default_factory=list)
-
-    def complete_json(
-        self,
-        *,
-        task: str,
-        instructions: str,
-        data: Mapping[str, str],
-        schema: Mapping[str, Any],
-        subject: str,
-        check: Callable[[dict[str, Any]], None] | None = None,
-    ) -> dict[str, Any]:
-        self.calls.append(Call(task, instructions, dict(data), schema, subject))
-        answers = self.script.get(task) or []
-        if not answers:
-            raise AssertionError(f"unexpected {task!r} call")
-        answer = answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        if check is not None:
-            check(answer)
-        return copy.deepcopy(answer)
-
-    def tasks(self) -> list[str]:
-        return [c.task for c in self.calls]
-
-
-def standardiser(llm: FakeLLM | None) -> LLMStandardiser:
+def standardiser(llm: ScriptedLLM | None) -> LLMStandardiser:
     return LLMStandardiser(llm, object(), MODEL)  # type: ignore[arg-type]
 
 
@@ -334,7 +292,7 @@ def test_a_cached_profile_without_a_cached_verdict_is_never_used(cache: dict[Any
 
 
 def test_the_llm_standardises_expands_and_judges_once_when_the_profile_passes(cache: dict[Any, Any]) -> None:
-    llm = FakeLLM({"standardize": [PAPER_AUGMENTED], "expand": [PROFILE], "judge": [PASS]})
+    llm = scripted({"standardize": [PAPER_AUGMENTED], "expand": [PROFILE], "judge": [PASS]})
 
     outcome = standardiser(llm).run(raw_tool())
 
@@ -355,7 +313,7 @@ def test_the_llm_standardises_expands_and_judges_once_when_the_profile_passes(ca
 
 def test_a_failing_profile_is_regenerated_exactly_once_with_the_judges_feedback(cache: dict[Any, Any]) -> None:
     bad = {**PROFILE, "limitations": "Limited to 100 requests per hour."}
-    llm = FakeLLM({
+    llm = scripted({
         "standardize": [PAPER_AUGMENTED],
         "expand": [bad, PROFILE],
         "judge": [{"faithful": False, "failing_fields": ["limitations"],
@@ -376,7 +334,7 @@ def test_a_failing_profile_is_regenerated_exactly_once_with_the_judges_feedback(
 
 def test_fields_failing_after_the_regeneration_are_dropped_and_the_mftr_fields_kept(cache: dict[Any, Any]) -> None:
     fail_tags = {"faithful": False, "failing_fields": ["tags"], "feedback": "tags mention weather"}
-    llm = FakeLLM({
+    llm = scripted({
         "standardize": [PAPER_AUGMENTED],
         "expand": [{**PROFILE, "tags": ["weather", "token", "login"]}, {**PROFILE, "tags": ["weather", "a", "b"]}],
         "judge": [fail_tags, fail_tags],
@@ -394,7 +352,7 @@ def test_fields_failing_after_the_regeneration_are_dropped_and_the_mftr_fields_k
 
 
 def test_an_expansion_the_llm_cannot_produce_drops_the_profile_only(cache: dict[Any, Any]) -> None:
-    llm = FakeLLM({"standardize": [PAPER_AUGMENTED], "expand": [LLMOutputError("not JSON after 3 attempts")]})
+    llm = scripted({"standardize": [PAPER_AUGMENTED], "expand": [LLMOutputError("not JSON after 3 attempts")]})
 
     outcome = standardiser(llm).run(raw_tool())
 
@@ -406,7 +364,7 @@ def test_an_expansion_the_llm_cannot_produce_drops_the_profile_only(cache: dict[
 def test_a_standardize_answer_that_stays_invalid_rejects_the_record_and_is_not_asked_again(
     cache: dict[Any, Any],
 ) -> None:
-    llm = FakeLLM({"standardize": [LLMOutputError("invalid after 3 attempts")]})
+    llm = scripted({"standardize": [LLMOutputError("invalid after 3 attempts")]})
     s = standardiser(llm)
 
     with pytest.raises(CatalogRecordError) as caught:
@@ -418,7 +376,7 @@ def test_a_standardize_answer_that_stays_invalid_rejects_the_record_and_is_not_a
 
 
 def test_an_unreachable_llm_is_an_error_not_a_fallback(cache: dict[Any, Any]) -> None:
-    llm = FakeLLM({"standardize": [LLMUnavailableError("cannot reach http://127.0.0.1:9/v1 (llm_base_url)")]})
+    llm = scripted({"standardize": [LLMUnavailableError("cannot reach http://127.0.0.1:9/v1 (llm_base_url)")]})
 
     with pytest.raises(LLMUnavailableError):
         standardiser(llm).require(raw_tool())
@@ -426,7 +384,7 @@ def test_an_unreachable_llm_is_an_error_not_a_fallback(cache: dict[Any, Any]) ->
 
 def test_a_cached_standardisation_is_not_asked_of_the_llm(cache: dict[Any, Any]) -> None:
     cache[("standardize", MODEL, standardize_subject(RAW_DOC))] = PAPER_AUGMENTED
-    llm = FakeLLM({"expand": [PROFILE], "judge": [PASS]})
+    llm = scripted({"expand": [PROFILE], "judge": [PASS]})
 
     outcome = standardiser(llm).run(raw_tool())
 
@@ -443,7 +401,7 @@ def test_a_cached_answer_that_fails_the_check_counts_as_a_miss(cache: dict[Any, 
 def test_the_llms_required_flags_are_settled_against_the_documentation(cache: dict[Any, Any]) -> None:
     answer = copy.deepcopy(PAPER_AUGMENTED)
     answer["parameters"]["password"]["required"] = False
-    llm = FakeLLM({"standardize": [answer], "expand": [PROFILE], "judge": [PASS]})
+    llm = scripted({"standardize": [answer], "expand": [PROFILE], "judge": [PASS]})
 
     doc = standardiser(llm).require(raw_tool())
 
@@ -488,7 +446,7 @@ def _catalog(tmp_path: Path, docs: list[dict[str, Any]]) -> Path:
 
 def test_the_standardised_file_is_mftrs_format_and_ingests_back(cache: dict[Any, Any], tmp_path: Path) -> None:
     docs = [RAW_DOC, {"name": "Clock", "description": "Current time."}]
-    llm = FakeLLM({
+    llm = scripted({
         "standardize": [PAPER_AUGMENTED, {"description": "Tells the time.", "parameters": {}, "response": "",
                                           "examples": []}],
         "expand": [PROFILE, {**PROFILE, "function": "Tells the current time."}],

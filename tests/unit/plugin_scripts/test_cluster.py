@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.fakes import fake_java_home
 from toolsift.config import Settings, get_settings
 from toolsift.errors import ERROR_TABLE, NodeError
 from toolsift.opensearch import make_client
@@ -86,14 +87,10 @@ def _free_run(start: int, stop: int, count: int = 3) -> int:
     pytest.skip(f"no {count} consecutive free ports between {stop} and {start}")
 
 
-@pytest.fixture()
-def fake_java_home(tmp_path: Path) -> Path:
-    home = tmp_path / "fake-jdk"
-    (home / "bin").mkdir(parents=True)
-    java = home / "bin" / "java"
-    java.write_text(FAKE_MEMBER.format(python=sys.executable))
-    java.chmod(0o755)
-    return home
+@pytest.fixture(name="fake_java_home")
+def fake_member_java_home(tmp_path: Path) -> Path:
+    """A JAVA_HOME whose bin/java is the fake member."""
+    return fake_java_home(tmp_path / "fake-jdk", FAKE_MEMBER.format(python=sys.executable))
 
 
 def _settings(tmp_path: Path, **overrides: object) -> Settings:

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.fakes import fake_java_home
 from toolsift.config import Settings, get_settings
 from toolsift.errors import ERROR_TABLE, NodeError
 from toolsift.plugin_scripts import LocalNode, NodeStatus, ensure_running
@@ -198,12 +199,10 @@ def _fake_ml_install(node: LocalNode) -> None:
     (node.install_dir / ".toolsift-ml-complete.json").write_text("{}")
 
 
-@pytest.fixture()
-def fake_java_home(tmp_path: Path) -> Path:
+@pytest.fixture(name="fake_java_home")
+def fake_node_java_home(tmp_path: Path) -> Path:
     """A JAVA_HOME whose bin/java is the fake node."""
-    home = tmp_path / "fake-jdk"
-    _script(home / "bin", "java", FAKE_NODE.format(python=sys.executable))
-    return home
+    return fake_java_home(tmp_path / "fake-jdk", FAKE_NODE.format(python=sys.executable))
 
 
 @pytest.fixture()

@@ -1,19 +1,19 @@
 """Tool-aware query rewriting (MFTR §3.3): cache first, then the LLM with BM25 context, else the text.
 
-No network: a fake OpenSearch client answers the context search, a scripted fake LLM the rewrite, and
-the cache is a dict behind a patched ``toolsift.llm.cached_output``.
+No network: a fake OpenSearch client answers the context search, a :class:`~tests.fakes.ScriptedLLM`
+the rewrite, and the cache is a dict behind a patched ``toolsift.llm.cached_output``.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from tests.fakes import ScriptedLLM
 from toolsift.config import Settings
 from toolsift.errors import BadQueryError, LLMOutputError
 from toolsift.opensearch import cap_terms
@@ -62,33 +62,12 @@ class FakeClient:
         return {"hits": {"hits": copy.deepcopy(self.hits[: body["size"]])}}
 
 
-@dataclass
-class FakeLLM:
-    answers: list[Any]
-    model: str = MODEL
-    calls: list[dict[str, Any]] = field(default_factory=list)
-
-    def complete_json(
-        self,
-        *,
-        task: str,
-        instructions: str,
-        data: Mapping[str, str],
-        schema: Mapping[str, Any],
-        subject: str,
-        check: Callable[[dict[str, Any]], None] | None = None,
-    ) -> dict[str, Any]:
-        self.calls.append({"task": task, "instructions": instructions, "data": dict(data), "subject": subject})
-        answer = self.answers.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        if check is not None:
-            check(answer)
-        return copy.deepcopy(answer)
+def llm_answering(answers: list[Any]) -> ScriptedLLM:
+    return ScriptedLLM(answers, model=MODEL)
 
 
 def rewriter(
-    llm: FakeLLM | None, client: FakeClient | None = None, **settings: Any
+    llm: ScriptedLLM | None, client: FakeClient | None = None, **settings: Any
 ) -> QueryRewriter:
     return QueryRewriter(
         client or FakeClient(HITS),  # type: ignore[arg-type]
@@ -141,7 +120,7 @@ def test_the_schema_accepts_the_papers_rewrites_and_bounds_the_needs() -> None:
 def test_a_cached_rewrite_is_used_without_the_llm_or_the_index(cache: dict[Any, Any]) -> None:
     cache[("rewrite", MODEL, REQUEST)] = PAPER_REWRITE
     client = FakeClient(HITS)
-    llm = FakeLLM([])
+    llm = llm_answering([])
 
     rewrite = rewriter(llm, client).rewrite(REQUEST)
 
@@ -175,7 +154,7 @@ def test_an_invalid_cached_rewrite_counts_as_a_miss(cache: dict[Any, Any]) -> No
 
 
 def test_an_empty_request_is_rejected_before_any_call(cache: dict[Any, Any]) -> None:
-    llm = FakeLLM([])
+    llm = llm_answering([])
     with pytest.raises(BadQueryError):
         rewriter(llm).rewrite("   ")
     assert llm.calls == []
@@ -183,15 +162,15 @@ def test_an_empty_request_is_rejected_before_any_call(cache: dict[Any, Any]) -> 
 
 def test_the_llm_rewrites_with_the_bm25_context_in_data_sections(cache: dict[Any, Any]) -> None:
     client = FakeClient(HITS)
-    llm = FakeLLM([PAPER_REWRITE])
+    llm = llm_answering([PAPER_REWRITE])
 
     rewrite = rewriter(llm, client, rewrite_context=20).rewrite(REQUEST)
 
     assert rewrite.source == "llm"
     assert rewrite.query == parse_rewrite(PAPER_REWRITE, REQUEST)
     (call,) = llm.calls
-    assert (call["task"], call["subject"]) == ("rewrite", REQUEST)
-    data = call["data"]
+    assert (call.task, call.subject) == ("rewrite", REQUEST)
+    data = call.data
     assert data["request"] == REQUEST
     assert data["candidate_tools"].splitlines() == [
         "1. QueryHistoryToday: Query the history of a specified date.",
@@ -204,7 +183,7 @@ def test_the_llm_rewrites_with_the_bm25_context_in_data_sections(cache: dict[Any
         "response": "A list of historical events.",
         "examples": ["What happened today in history?"],
     }
-    assert REQUEST not in call["instructions"]  # the request is data, never instructions
+    assert REQUEST not in call.instructions  # the request is data, never instructions
 
 
 def test_the_context_is_the_bm25_top_k_unflagged_tools_by_description(cache: dict[Any, Any]) -> None:
@@ -233,23 +212,30 @@ def test_a_pasted_document_is_capped_in_the_context_query(cache: dict[Any, Any])
 
 def test_a_context_of_zero_tools_searches_nothing(cache: dict[Any, Any]) -> None:
     client = FakeClient(HITS)
-    llm = FakeLLM([PAPER_REWRITE])
+    llm = llm_answering([PAPER_REWRITE])
 
     rewriter(llm, client, rewrite_context=0).rewrite(REQUEST)
 
     assert client.bodies == []
-    assert llm.calls[0]["data"]["candidate_tools"] == "(none)"
-    assert llm.calls[0]["data"]["example_tool_document"] == "(none)"
+    assert llm.calls[0].data["candidate_tools"] == "(none)"
+    assert llm.calls[0].data["example_tool_document"] == "(none)"
 
 
 def test_an_llm_that_keeps_answering_badly_is_an_error(cache: dict[Any, Any]) -> None:
     with pytest.raises(LLMOutputError):
-        rewriter(FakeLLM([LLMOutputError("invalid rewrite after 3 attempts")])).rewrite(REQUEST)
+        rewriter(llm_answering([LLMOutputError("invalid rewrite after 3 attempts")])).rewrite(REQUEST)
 
 
 def test_a_check_rejects_an_llm_answer_outside_the_format(cache: dict[Any, Any]) -> None:
-    with pytest.raises(BadQueryError, match="at most 5"):
-        rewriter(FakeLLM([{**PAPER_REWRITE, "tool_needs": PAPER_REWRITE["tool_needs"] * 6}])).rewrite(REQUEST)
+    # A blank need passes the schema, not the rewrite's check: the client sends it back for another try,
+    # and an LLM that keeps answering it is an LLMOutputError naming the check's reason.
+    blank = {"tool_needs": [dict.fromkeys(PAPER_REWRITE["tool_needs"][0], " ")], "extracted_arguments": {}}
+    llm = llm_answering([blank, PAPER_REWRITE])
+
+    assert rewriter(llm).rewrite(REQUEST).query == parse_rewrite(PAPER_REWRITE, REQUEST)
+    assert llm.calls[0].attempts == 2
+    with pytest.raises(LLMOutputError, match="has no text"):
+        rewriter(llm_answering([blank] * 3)).rewrite(REQUEST)
 
 
 def test_context_sections_say_none_when_nothing_matched() -> None:

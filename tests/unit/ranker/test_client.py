@@ -129,6 +129,7 @@ def test_an_unauthorised_client_is_degraded_not_failed(serve_app: Callable[[Any]
     assert answer.degraded is True
     assert "answered 401" in (answer.degraded_reason or "")
     assert "bearer token" in (answer.degraded_reason or "")
+    assert (answer.degraded_reason or "").endswith("(unauthorized)")
     assert [r.doc_id for r in answer.results] == FIRST_STAGE
 
 
@@ -140,14 +141,15 @@ def test_a_failing_model_is_degraded_with_the_services_reason(serve_app: Callabl
     assert answer.degraded is True
     assert "answered 503" in (answer.degraded_reason or "")
     assert "illegal memory access" in (answer.degraded_reason or "")
+    assert (answer.degraded_reason or "").endswith("(reranker_failed)")
 
 
 def test_a_request_outside_the_schema_raises_naming_the_field(serve_app: Callable[[Any], Any]) -> None:
     served = serve_app(_app())
-    # model_construct skips validation: the service's schema is what refuses it (422)
+    # model_construct skips validation: the service's schema is what refuses it (400 bad_request, field top_k)
     invalid = RankRequest.model_construct(**{**dict(_request()), "top_k": 0})
 
-    with pytest.raises(BadQueryError, match=r"\(422\).*top_k"):
+    with pytest.raises(BadQueryError, match=r"\(400\): top_k: .*\(bad_request\)$"):
         RemoteRanker(served.url, timeout=5.0).rank(invalid)
 
 
@@ -155,7 +157,7 @@ def test_a_malformed_structured_query_raises(serve_app: Callable[[Any], Any]) ->
     served = serve_app(_app())
     invalid = RankRequest.model_construct(**{**dict(_request()), "query": {"tool_needs": []}})
 
-    with pytest.raises(BadQueryError, match=r"\(400\).*tool_needs"):
+    with pytest.raises(BadQueryError, match=r"\(400\): query: .*tool_needs.*\(bad_query\)$"):
         RemoteRanker(served.url, timeout=5.0).rank(invalid)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -310,38 +309,40 @@ def _with(request: RankRequest, **changes: Any) -> bytes:
     ({"candidates__1__surprise": 1}, "candidates.1.surprise"),
     ({"rerank": "perhaps"}, "rerank"),
 ])
-def test_a_request_outside_the_schema_is_422_naming_the_field(client: TestClient, changes: dict[str, Any],
+def test_a_request_outside_the_schema_is_400_naming_the_field(client: TestClient, changes: dict[str, Any],
                                                                 field: str) -> None:
     answer = client.post("/v1/rank", content=_with(_request(QUERIES[0]), **changes))
 
-    assert answer.status_code == 422
-    error = answer.json()["error"]
-    assert error["code"] == "invalid_request"
-    assert re.search(rf"(^|[ ;:]){re.escape(field)}:", error["message"]), error["message"]
+    assert answer.status_code == 400
+    error = answer.json()
+    assert (set(error), error["code"], error["field"]) == ({"error", "code", "field"}, "bad_request", field)
+    assert error["error"].startswith(f"{field}: "), error["error"]
 
 
-def test_too_many_candidates_is_422(client: TestClient) -> None:
+def test_too_many_candidates_is_400(client: TestClient) -> None:
     data = json.loads(_request(QUERIES[0]).model_dump_json())
     data["candidates"] = data["candidates"][:1] * 1001
 
     answer = client.post("/v1/rank", content=json.dumps(data))
 
-    assert answer.status_code == 422
-    assert "candidates:" in answer.json()["error"]["message"]
+    assert answer.status_code == 400
+    assert answer.json()["field"] == "candidates" and answer.json()["error"].startswith("candidates: ")
 
 
-@pytest.mark.parametrize(("body", "code"), [
-    (b"{not json", "invalid_json"),
-    (_with(_request(QUERIES[0]), query={"tool_needs": "send an email"}), "bad_query"),
-    (_with(_request(QUERIES[0]), query={"tool_needs": [{"user_intent": 5}]}), "bad_query"),
-])
-def test_a_malformed_body_or_structured_query_is_400(client: TestClient, body: bytes, code: str) -> None:
+@pytest.mark.parametrize(("body", "code", "field", "words"), [
+    (b"{not json", "bad_request", None, "not valid JSON"),
+    (b"", "bad_request", None, "not valid JSON"),
+    (b'{"query": "caf\xe9"}', "bad_request", None, ""),
+    (_with(_request(QUERIES[0]), query={"tool_needs": "send an email"}), "bad_query", "query", "tool_needs"),
+    (_with(_request(QUERIES[0]), query={"tool_needs": [{"user_intent": 5}]}), "bad_query", "query", "tool_needs"),
+], ids=["not-json", "empty", "not-utf-8", "needs-not-a-list", "intent-not-text"])
+def test_a_malformed_body_or_structured_query_is_400(client: TestClient, body: bytes, code: str, field: str | None,
+                                                     words: str) -> None:
     answer = client.post("/v1/rank", content=body)
 
     assert answer.status_code == 400
-    assert answer.json()["error"]["code"] == code
-    if code == "bad_query":
-        assert "tool_needs" in answer.json()["error"]["message"]
+    assert (answer.json()["code"], answer.json()["field"]) == (code, field)
+    assert words in answer.json()["error"]
 
 
 def test_a_failing_model_is_503_and_the_service_keeps_answering(pipeline: RankingPipeline,
@@ -360,10 +361,33 @@ def test_a_failing_model_is_503_and_the_service_keeps_answering(pipeline: Rankin
         metrics = test_client.get("/metrics").text
 
     assert failed.status_code == 503
-    assert failed.json()["error"] == {"code": "reranker_failed",
-                                      "message": "the reranker failed: RuntimeError: CUDA out of memory"}
+    assert failed.json() == {"error": "the reranker failed: RuntimeError: CUDA out of memory",
+                             "code": "reranker_failed", "field": None}
     assert recovered.status_code == 200
     assert "toolsift_ranker_reranker_failures_total 1.0" in metrics
+    assert 'toolsift_ranker_requests_total{status="503"} 1.0' in metrics
+
+
+def test_an_unexpected_error_is_a_500_without_a_trace_and_stopping_is_a_503(pipeline: RankingPipeline,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise KeyError("a bug's detail")
+
+    app = _app(pipeline)
+    with TestClient(app) as test_client:
+        with monkeypatch.context() as patch:
+            patch.setattr(pipeline, "base_pass", broken)
+            failed = _post(test_client, _request(QUERIES[0]))
+        app.state.batcher.closing = True  # as while the service stops
+        stopping = _post(test_client, _request(QUERIES[0]))
+        app.state.batcher.closing = False
+        metrics = test_client.get("/metrics").text
+
+    assert failed.status_code == 500
+    assert failed.json() == {"error": "internal error (see the service's log)", "code": "internal_error", "field": None}
+    assert "Traceback" not in failed.text and "a bug's detail" not in failed.text
+    assert (stopping.status_code, stopping.json()["code"], stopping.json()["field"]) == (503, "shutting_down", None)
+    assert 'toolsift_ranker_requests_total{status="500"} 1.0' in metrics
     assert 'toolsift_ranker_requests_total{status="503"} 1.0' in metrics
 
 
@@ -371,8 +395,9 @@ def test_unknown_routes_and_methods_answer_in_the_error_model(client: TestClient
     missing = client.get("/v1/nothing")
     wrong_method = client.get("/v1/rank")
 
-    assert (missing.status_code, missing.json()["error"]["code"]) == (404, "not_found")
-    assert (wrong_method.status_code, wrong_method.json()["error"]["code"]) == (405, "method_not_allowed")
+    assert (missing.status_code, missing.json()["code"], missing.json()["field"]) == (404, "not_found", None)
+    assert (wrong_method.status_code, wrong_method.json()["code"]) == (405, "method_not_allowed")
+    assert isinstance(missing.json()["error"], str) and isinstance(wrong_method.json()["error"], str)
 
 
 # --- health and metrics ----------------------------------------------------------------------------------
@@ -458,13 +483,16 @@ def test_the_pipeline_routes_take_the_token_and_name_bad_fields(pipeline: Rankin
         assert refused.status_code == 401 and refused.json()["code"] == "unauthorized"
         auth = {"Authorization": f"Bearer {TOKEN}"}
         bad_index = http.post("/v1/opensearch/query", headers=auth, json={"index": "../etc", "request": {}})
-        assert bad_index.status_code == 422 and "index" in bad_index.json()["error"]["message"]
+        assert (bad_index.status_code, bad_index.json()["code"], bad_index.json()["field"]) == (
+            400, "bad_request", "index")
         bad_query = http.post("/v1/opensearch/rank", headers=auth,
                               json={"index": "toolsift-tools", "ids": ["a"], "request": {"text": "bad"}})
-        assert bad_query.status_code == 400 and "tool_needs[0]" in bad_query.json()["error"]["message"]
+        assert (bad_query.status_code, bad_query.json()["code"]) == (400, "bad_query")
+        assert "tool_needs[0]" in bad_query.json()["error"]
 
 
 def test_a_service_without_stages_says_it_does_not_serve_the_pipeline(pipeline: RankingPipeline) -> None:
     with TestClient(_app(pipeline)) as http:
         answer = http.post("/v1/opensearch/query", json={"index": "toolsift-tools", "request": {}})
-        assert answer.status_code == 404 and "search pipeline" in answer.json()["error"]["message"]
+        assert (answer.status_code, answer.json()["code"]) == (404, "not_found")
+        assert "search pipeline" in answer.json()["error"]

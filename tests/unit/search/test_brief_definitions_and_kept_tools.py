@@ -3,17 +3,15 @@ pinned ones: never cut, counted against the limits)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
+from tests.fakes import SizedCounter, sized
 from toolsift.errors import BadQueryError
 from toolsift.search.definitions import (
     BRIEF_DESCRIPTION_MAX,
     BRIEF_RISK_FLAG,
-    TokenCounter,
-    ToolDefinition,
     definitions,
     fit,
     one_line,
@@ -58,17 +56,8 @@ def test_a_flagged_tools_brief_description_starts_with_the_short_flag_and_keeps_
     assert "\u200b" not in brief.definition["description"] and brief.risk == ("injection",)
 
 
-class Sized(TokenCounter):
-    def count(self, definition: Mapping[str, Any]) -> int:
-        return int(definition["size"])
-
-
-def sized(*sizes: int) -> list[ToolDefinition]:
-    return [ToolDefinition(f"t{n}", f"t{n}", f"t{n}", None, {"size": s}) for n, s in enumerate(sizes)]
-
-
 def test_kept_tools_are_never_cut_and_the_others_fit_in_what_they_leave() -> None:
-    fitted = fit(sized(30, 30, 30, 30), token_budget=100, keep=2, counter=Sized())
+    fitted = fit(sized(30, 30, 30, 30), token_budget=100, keep=2, counter=SizedCounter())
 
     assert [t.tool_id for t in fitted.tools] == ["t0", "t1", "t2"]
     assert fitted.truncated_by == "token_budget" and not fitted.kept_over_limits
@@ -76,7 +65,7 @@ def test_kept_tools_are_never_cut_and_the_others_fit_in_what_they_leave() -> Non
 
 @pytest.mark.parametrize("limits", [{"max_results": 1}, {"token_budget": 50}])
 def test_kept_tools_alone_over_a_limit_are_all_kept_nothing_else_is_and_it_says_so(limits: Any) -> None:
-    fitted = fit(sized(30, 30, 5), keep=2, counter=Sized(), **limits)
+    fitted = fit(sized(30, 30, 5), keep=2, counter=SizedCounter(), **limits)
 
     assert [t.tool_id for t in fitted.tools] == ["t0", "t1"] and fitted.kept_over_limits and fitted.dropped == 1
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import tiktoken
 
+from tests.fakes import SizedCounter, sized
 from toolsift.errors import BadQueryError
 from toolsift.search.definitions import (
     OPENAI_NAME_MAX,
     TOKENIZER,
     TokenCounter,
-    ToolDefinition,
     definitions,
     fit,
     input_schema,
@@ -286,19 +286,8 @@ def test_special_token_text_in_a_description_is_counted_not_refused() -> None:
 # --- fit --------------------------------------------------------------------------------------------
 
 
-class FixedCounter(TokenCounter):
-    """Each definition's size is its ``size`` key: budgets become easy to read."""
-
-    def count(self, definition: Any) -> int:
-        return int(definition["size"])
-
-
-def sized(*sizes: int) -> list[ToolDefinition]:
-    return [ToolDefinition(f"t{i}", f"t{i}", f"t{i}", None, {"size": size}) for i, size in enumerate(sizes)]
-
-
 def test_fit_keeps_the_first_max_results_tools() -> None:
-    fitted = fit(sized(1, 2, 3, 4), max_results=2, counter=FixedCounter())
+    fitted = fit(sized(1, 2, 3, 4), max_results=2, counter=SizedCounter())
 
     assert [t.tool_id for t in fitted.tools] == ["t0", "t1"]
     assert [t.tokens for t in fitted.tools] == [1, 2]
@@ -306,26 +295,26 @@ def test_fit_keeps_the_first_max_results_tools() -> None:
 
 
 def test_fit_stops_at_the_first_tool_over_the_budget_without_skipping_ahead() -> None:
-    fitted = fit(sized(40, 50, 30, 1), token_budget=100, counter=FixedCounter())
+    fitted = fit(sized(40, 50, 30, 1), token_budget=100, counter=SizedCounter())
 
     assert [t.tool_id for t in fitted.tools] == ["t0", "t1"]
     assert (fitted.total_tokens, fitted.dropped, fitted.truncated_by) == (90, 2, "token_budget")
 
 
 def test_a_budget_met_exactly_keeps_the_tool() -> None:
-    fitted = fit(sized(40, 60), token_budget=100, counter=FixedCounter())
+    fitted = fit(sized(40, 60), token_budget=100, counter=SizedCounter())
 
     assert (len(fitted.tools), fitted.total_tokens, fitted.truncated_by) == (2, 100, None)
 
 
 def test_when_the_first_tool_is_over_the_budget_nothing_is_kept() -> None:
-    fitted = fit(sized(101, 1), token_budget=100, counter=FixedCounter())
+    fitted = fit(sized(101, 1), token_budget=100, counter=SizedCounter())
 
     assert (fitted.tools, fitted.total_tokens, fitted.dropped, fitted.truncated_by) == ((), 0, 2, "token_budget")
 
 
 def test_without_limits_everything_is_kept_and_counted() -> None:
-    fitted = fit(sized(3, 4), counter=FixedCounter())
+    fitted = fit(sized(3, 4), counter=SizedCounter())
 
     assert (fitted.total_tokens, fitted.dropped, fitted.truncated_by) == (7, 0, None)
 
