@@ -123,8 +123,12 @@ class Settings(BaseSettings):
     node_heap: str = Field("1g", pattern=r"^\d+[mg]$", description="JVM heap (-Xms/-Xmx).")
     node_cluster_name: str = Field("toolsift-local", description="Cluster name of the managed node.")
     node_start_timeout: float = Field(120.0, gt=0, description="Seconds to wait for the node to be up.")
-    cache_dir: Path = Field(default_factory=default_cache_dir, description="Downloaded artifacts.")
-    data_dir: Path = Field(default_factory=_default_data_dir, description="Node data, pid file, logs.")
+    cache_dir: Path = Field(default_factory=default_cache_dir,
+                            description="Downloaded artifacts (node jars, ONNX exports, vectors); "
+                                        "default: $XDG_CACHE_HOME/toolsift, else ~/.cache/toolsift.")
+    data_dir: Path = Field(default_factory=_default_data_dir,
+                           description="Node data, pid file, logs, weights, rerankers; "
+                                       "default: $XDG_DATA_HOME/toolsift, else ~/.local/share/toolsift.")
     java_home: Path | None = Field(None, description="JDK (17+) to run the node; default: java on PATH.")
     node_ml_commons: bool = Field(
         False,
@@ -169,7 +173,7 @@ class Settings(BaseSettings):
         "sentence-transformers directory.",
     )
     embedding_device: str = Field("auto", description="'auto' (CUDA when present), 'cpu' or 'cuda'.")
-    embedding_batch_size: int = Field(64, ge=1)
+    embedding_batch_size: int = Field(64, ge=1, description="Texts encoded together by the embedding model.")
     embedding_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
         "auto", description="What runs the model: 'torch' (sentence-transformers), 'onnx' (the model exported "
         "here to ONNX, run by ONNX Runtime on the CPU: the same embeddings), 'onnx-int8' (int8 weights: faster, "
@@ -203,7 +207,10 @@ class Settings(BaseSettings):
         None, ge=1, le=10_000, description="How wide each first-stage k-NN clause searches its HNSW graph "
         "(method_parameters.ef_search); unset: k (the candidates). 2 x candidates raised dense recall@100 against "
         "exact search from 0.953 to 0.988 at 10k tools for about 1 ms (toolsift bench vectors).")
-    field_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS))
+    field_weights: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS),
+        description="The fixed (untrained) weight of each document field in the first stage's score. Learned "
+                    "MFTR weights (`weights`) replace them.")
     derived_weight: float = Field(
         0.5, ge=0.0, le=1.0,
         description="The fixed field weights count a field that rule-based expansion derived (ToolDoc.derived) "
