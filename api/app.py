@@ -41,7 +41,6 @@ from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from toolsift.access import KeyRing, Principal
 from toolsift.api.service import MAX_PINNED, MAX_TOP_K, Filters, ToolQuery, ToolSearchService
@@ -57,7 +56,6 @@ from toolsift.webguard import (
     error_response,
     invalid_field,
     key_check,
-    unreadable_body,
     validation_problem,
 )
 
@@ -210,15 +208,6 @@ def create_app(
         problem = validation_problem(first) if first else "invalid request"
         message = f"{field}: {problem}" if field else problem
         return JSONResponse({"error": message, "code": "bad_request", "field": field}, status_code=400)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        # FastAPI's own refusals (a body it cannot decode, an unknown route) in the one error body.
-        detail = str(exc.detail)
-        if exc.status_code == 400 and "parsing the body" in detail:
-            detail = unreadable_body(exc)
-        return JSONResponse({"error": detail, "code": "bad_request" if exc.status_code == 400 else f"http_{exc.status_code}",
-                             "field": None}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     answer_errors(app, settings.effective_url, log="toolsift.api")
 

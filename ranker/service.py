@@ -60,7 +60,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ValidationError
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from toolsift.access import KeyRing, bearer_token, is_loopback
 from toolsift.errors import AuthError, BadQueryError, NotFoundError, ToolsiftError
@@ -88,7 +87,6 @@ from toolsift.webguard import (
     error_response,
     invalid_field,
     key_check,
-    unreadable_body,
     validation_problem,
 )
 
@@ -101,7 +99,6 @@ logger = logging.getLogger(__name__)
 
 #: The ``Host`` names a service built without ``allowed_hosts`` answers to (loopback's).
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
 _Body = TypeVar("_Body", bound=BaseModel)
 
 
@@ -188,15 +185,6 @@ def create_app(
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         message = (f"{field}: {problem}" if field else problem) + more
         return JSONResponse({"error": message, "code": "bad_request", "field": field}, status_code=400)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
-        detail = str(exc.detail)
-        if exc.status_code == 400 and "parsing the body" in detail:  # FastAPI's words for a body it cannot read
-            code, detail = "bad_request", unreadable_body(exc)
-        return JSONResponse({"error": detail, "code": code, "field": None}, status_code=exc.status_code,
-                            headers=getattr(exc, "headers", None))
 
     def authorize(request: Request) -> None:  # the guard checked already; a route never runs unguarded
         if guarded:

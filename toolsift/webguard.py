@@ -29,6 +29,7 @@ from fastapi import FastAPI
 from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from opensearchpy.exceptions import TransportError
 from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -279,10 +280,25 @@ def error_response(exc: BaseException, message: str | None = None, field: str | 
     return JSONResponse(body, status_code=status, headers=headers)
 
 
+#: The ``code`` of the framework's own refusals (an unknown route, a method a route does not take).
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
+
+
 def answer_errors(app: FastAPI, cluster_url: str, *, log: str) -> None:
     """Install on ``app`` the handlers that answer every error with the one body: toolsift's errors
-    (naming their ``field`` when they have one), OpenSearch unreachable (503, naming ``cluster_url``) or
-    answering with an error, and anything else (500 ``internal_error``, traced only in logger ``log``)."""
+    (naming their ``field`` when they have one), the framework's own refusals (a body it cannot read:
+    400 ``bad_request``; an unknown route: 404 ``not_found``; a wrong method: 405
+    ``method_not_allowed``), OpenSearch unreachable (503, naming ``cluster_url``) or answering with an
+    error, and anything else (500 ``internal_error``, traced only in logger ``log``)."""
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
+        detail = str(exc.detail)
+        if exc.status_code == 400 and "parsing the body" in detail:  # FastAPI's words for a body it cannot read
+            code, detail = "bad_request", unreadable_body(exc)
+        return JSONResponse({"error": detail, "code": code, "field": None}, status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
 
     @app.exception_handler(ToolsiftError)
     async def toolsift_error(_: Request, exc: ToolsiftError) -> JSONResponse:

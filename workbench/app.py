@@ -48,7 +48,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from toolsift.access import KeyRing, Principal
 from toolsift.webguard import (
@@ -58,7 +57,6 @@ from toolsift.webguard import (
     caller,
     invalid_field,
     key_check,
-    unreadable_body,
     validation_problem,
 )
 from toolsift.workbench.session import Workbench
@@ -154,7 +152,6 @@ Caller = Annotated[Principal, Depends(_principal)]
 #: A caller with an admin key.
 Admin = Annotated[Principal, Depends(_admin)]
 
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
 
 
 def create_app(workbench: Workbench, *, keys: KeyRing | None = None,
@@ -188,15 +185,6 @@ def create_app(workbench: Workbench, *, keys: KeyRing | None = None,
                              for e in errors[:10])
         return JSONResponse({"error": f"invalid request: {problems}", "code": "invalid_request", "field": where},
                             status_code=422)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
-        detail = str(exc.detail)
-        if exc.status_code == 400 and "parsing the body" in detail:  # FastAPI's words for a body it cannot read
-            code, detail = "bad_request", unreadable_body(exc)
-        return JSONResponse({"error": detail, "code": code, "field": None}, status_code=exc.status_code,
-                            headers=getattr(exc, "headers", None))
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:

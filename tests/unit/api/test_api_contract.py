@@ -206,7 +206,7 @@ def test_an_unknown_route_is_a_404_in_the_one_error_body(api: Api) -> None:
     answer = api.http.get("/v2/search", headers=api.key("acme"))
 
     assert answer.status_code == 404
-    assert answer.json() == {"error": "Not Found", "code": "http_404", "field": None}
+    assert answer.json() == {"error": "Not Found", "code": "not_found", "field": None}
 
 
 def test_a_body_not_sent_as_json_is_a_415(api: Api) -> None:
