@@ -35,7 +35,6 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Path, Query, Request, Response
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
@@ -52,11 +51,10 @@ from toolsift.search.feedback import MAX_OUTCOMES, ToolOutcome
 from toolsift.webguard import (
     RequestGuard,
     answer_errors,
+    answer_validation_errors,
     caller,
     error_response,
-    invalid_field,
     key_check,
-    validation_problem,
 )
 
 __all__ = ["create_app", "app_from_environment", "default_service", "SearchBody", "ToolsetBody", "FeedbackBody"]
@@ -201,14 +199,7 @@ def create_app(
         metrics.latency.labels(path).observe(time.perf_counter() - started)
         return response
 
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        field = invalid_field(first)  # the body's own `query` stays `query`
-        problem = validation_problem(first) if first else "invalid request"
-        message = f"{field}: {problem}" if field else problem
-        return JSONResponse({"error": message, "code": "bad_request", "field": field}, status_code=400)
-
+    answer_validation_errors(app)
     answer_errors(app, settings.effective_url, log="toolsift.api")
 
     @app.post("/v1/search", summary="Find tools (or agents) for a request")

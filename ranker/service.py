@@ -84,10 +84,9 @@ from toolsift.webguard import (
     RequestGuard,
     allowed_hosts_for,
     answer_errors,
+    answer_validation_errors,
     error_response,
-    invalid_field,
     key_check,
-    validation_problem,
 )
 
 if TYPE_CHECKING:
@@ -176,15 +175,7 @@ def create_app(
 
     answer_errors(app, cluster_url or "the configured URL", log=__name__)
 
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = exc.errors()
-        first = errors[0] if errors else {}
-        field = invalid_field(first)
-        problem = validation_problem(first) if first else "invalid request"
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        message = (f"{field}: {problem}" if field else problem) + more
-        return JSONResponse({"error": message, "code": "bad_request", "field": field}, status_code=400)
+    answer_validation_errors(app, count_others=True)
 
     def authorize(request: Request) -> None:  # the guard checked already; a route never runs unguarded
         if guarded:

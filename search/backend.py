@@ -183,8 +183,7 @@ class SearchBackend:
             BadQueryError: an unknown format, or a cap below 1.
         """
         sources = self.tool_sources(ids, tenant=tenant)
-        wanted = list(dict.fromkeys(ids))
-        ordered = [sources[i] for i in wanted if i in sources]
+        ordered = [sources[i] for i in dict.fromkeys(ids) if i in sources]
         kept = sum(1 for i in dict.fromkeys(ids[:keep]) if i in sources)
         names = self.agent_names([str(s.get(F.agent_id) or "") for s in ordered], tenant=tenant)
         return fit(definitions(ordered, fmt, agent_names=names, brief=brief), max_results=max_results,

@@ -4,7 +4,7 @@
 answer with frozen records (:class:`SearchResult`, :class:`ToolsetResult`, :class:`ToolHit`,
 :class:`FeedbackResult`, :class:`Health`), each keeping the answer's JSON as ``raw``::
 
-    with ToolsiftClient("http://127.0.0.1:8000", api_key="tsk_...") as ts:
+    with ToolsiftClient("http://127.0.0.1:8500", api_key="tsk_...") as ts:
         found = ts.search("search the web for news", top_k=5, format="openai", brief=True)
         tool = ts.get_tool(found.tools[0].id, format="openai")
         ts.feedback(found.request_id, [ToolCall(tool.id, called=True, success=True)])
@@ -345,6 +345,10 @@ def _tool_path(tool_id: str) -> str:
     return f"/v1/tools/{quote(tool_id, safe='')}"
 
 
+def _feedback(data: Mapping[str, Any], request_id: str) -> FeedbackResult:
+    return FeedbackResult(str(data.get("request_id", request_id)), int(data.get("stored") or 0), dict(data))
+
+
 def _health(data: Mapping[str, Any]) -> Health:
     return Health(str(data.get("status", "")), str(data.get("index", "")), int(data.get("documents") or 0),
                   dict(data))
@@ -442,7 +446,7 @@ class ToolsiftClient(_Base):
     """The search API, synchronously (see the module docstring for errors and retries).
 
     Args:
-        base_url: the API's URL (``http://127.0.0.1:8000``).
+        base_url: the API's URL (``http://127.0.0.1:8500``, `toolsift serve api`'s default).
         api_key: sent as ``Authorization: Bearer <key>``; None for an API without keys.
         timeout: seconds (or an ``httpx.Timeout``) for each attempt.
         retries: attempts after the first, at most (0: none).
@@ -517,7 +521,7 @@ class ToolsiftClient(_Base):
         """``POST /v1/feedback``: which tools of the answer ``request_id`` were called, and how it went
         (not resent after a 5xx: see the module docstring)."""
         data = self._call("POST", "/v1/feedback", json=_feedback_body(request_id, calls), idempotent=False)
-        return FeedbackResult(str(data.get("request_id", request_id)), int(data.get("stored") or 0), dict(data))
+        return _feedback(data, request_id)
 
     def health(self) -> Health:
         """``GET /health``: whether the API and OpenSearch answer (a 503 when OpenSearch does not)."""
@@ -590,7 +594,7 @@ class AsyncToolsiftClient(_Base):
     async def feedback(self, request_id: str, calls: Iterable[ToolCall | Mapping[str, Any]]) -> FeedbackResult:
         """As :meth:`ToolsiftClient.feedback`."""
         data = await self._call("POST", "/v1/feedback", json=_feedback_body(request_id, calls), idempotent=False)
-        return FeedbackResult(str(data.get("request_id", request_id)), int(data.get("stored") or 0), dict(data))
+        return _feedback(data, request_id)
 
     async def health(self) -> Health:
         """As :meth:`ToolsiftClient.health`."""

@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from opensearchpy.exceptions import TransportError
 from starlette.datastructures import Headers
@@ -46,6 +47,7 @@ from toolsift.errors import (
 
 __all__ = [
     "RequestGuard",
+    "answer_validation_errors",
     "WRITE_METHODS",
     "KeyCheck",
     "key_check",
@@ -278,6 +280,22 @@ def error_response(exc: BaseException, message: str | None = None, field: str | 
     status, body = error_body(exc, message, field)
     headers = {"WWW-Authenticate": 'Bearer realm="toolsift"'} if status == 401 else None
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def answer_validation_errors(app: FastAPI, *, count_others: bool = False) -> None:
+    """Install on ``app`` the answer to a request outside its schema: 400 ``bad_request`` in the one
+    body, naming the first bad field (:func:`invalid_field`) and what is wrong with it
+    (:func:`validation_problem`); ``count_others`` adds how many more errors there were."""
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first = errors[0] if errors else {}
+        field = invalid_field(first)  # the body's own `query` stays `query`
+        problem = validation_problem(first) if first else "invalid request"
+        more = f" (and {len(errors) - 1} more)" if count_others and len(errors) > 1 else ""
+        message = (f"{field}: {problem}" if field else problem) + more
+        return JSONResponse({"error": message, "code": "bad_request", "field": field}, status_code=400)
 
 
 #: The ``code`` of the framework's own refusals (an unknown route, a method a route does not take).
