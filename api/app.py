@@ -12,16 +12,20 @@ Routes (JSON; OpenAPI at ``/docs`` and ``/openapi.json``):
 - ``POST /v1/toolset`` — PTR's precise tool set (from the index's history when it has one);
 - ``GET /v1/tools/{id}`` — one tool's definition;
 - ``POST /v1/feedback`` — which returned tools the agent called, and whether the calls succeeded;
-- ``GET /health`` (open) and ``GET /metrics`` (Prometheus; a key when keys are configured).
+- ``GET /health`` (open) and ``GET /metrics`` (Prometheus; a key when keys are configured: requests
+  and latency by route and caller's ``tenant``, a tenant's key reading its tenant's series only,
+  :mod:`toolsift.metrics_view`).
 
 Every ``/v1`` route needs a key when keys are configured (``Authorization: Bearer <key>``) and runs
 in that key's tenant. Before any route reads a request, :class:`toolsift.webguard.RequestGuard`
 refuses a foreign ``Host`` (403), a write from another site's page (403: a foreign ``Origin`` or
 ``Sec-Fetch-Site: cross-site``), a missing or wrong key (401, before the body is read), a write
-not sent as JSON (415) and a body over ``max_body_bytes`` (413, on ``Content-Length`` or while it
-streams). Errors are one JSON body, ``{"error", "code", "field"}``: 400 naming the bad field, 401,
-403 (also a role that may not), 404 (no such tool, or another tenant's), 413, 415, 503 with the
-reason when OpenSearch is down; never a stack trace.
+not sent as JSON (415), a body over ``max_body_bytes`` (413, on ``Content-Length`` or while it
+streams) and a body not whole ``request_read_timeout_s`` after its headers (408; headers that slow
+close the connection: :func:`toolsift.webguard.serve`). Errors are one JSON body, ``{"error", "code",
+"field"}``: 400 naming the bad field (types are strict: ``"10"`` is no count, ``"yes"`` no boolean),
+401, 403 (also a role that may not), 404 (no such tool, or another tenant's), 408, 413, 415, 503 with
+the reason when OpenSearch is down; never a stack trace.
 
 The client, the embedding model and the searcher (index checks, search pipelines) are loaded once, in
 the lifespan, before the port answers; searches run in the threadpool, off the event loop.
@@ -37,14 +41,17 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, FastAPI, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolsift.access import KeyRing, Principal
 from toolsift.api.service import MAX_PINNED, MAX_TOP_K, Filters, ToolQuery, ToolSearchService
 from toolsift.config import Settings
 from toolsift.errors import ClusterError
+from toolsift.metrics_view import TENANT_LABEL, caller_tenant, exposition
 from toolsift.query.structured import MAX_QUERY_CHARS
 from toolsift.search.definitions import Format
 from toolsift.search.feedback import MAX_OUTCOMES, ToolOutcome
@@ -59,7 +66,9 @@ from toolsift.webguard import (
 
 __all__ = ["create_app", "app_from_environment", "default_service", "SearchBody", "ToolsetBody", "FeedbackBody"]
 
-_STRICT = ConfigDict(extra="forbid")
+#: Request bodies: no field the schema lacks, no value of another type ("10" is no number, true no count,
+#: "yes" no boolean; a JSON integer still fills a float).
+_STRICT = ConfigDict(extra="forbid", strict=True)
 _MAX_TEXT = MAX_QUERY_CHARS  # the backend's own limit: agents send whole requests, pasted data and all
 
 
@@ -100,8 +109,9 @@ class SearchBody(_Answering):
                           "flagged description (flag), or left out (exclude); default: the server's setting.")
     brief: bool = Field(
         False, description="Each tool only as `{id, name, description}`: the name the `format`'s client calls it by "
-                           "and a one-line description (its first sentence, at most 160 characters; a flagged tool's "
-                           "starts with a short flag and keeps `risk`), for deferred loading: fetch the full definition "
+                           "and a one-line description (its first sentence, at most 160 characters, invisible "
+                           "characters dropped; a flagged tool's starts with a short flag, counted in the 160, and "
+                           "keeps `risk`), for deferred loading: fetch the full definition "
                            "with `GET /v1/tools/{id}`. `max_results` and `token_budget` count the brief entries.")
     pinned: list[Annotated[str, Field(min_length=1, max_length=512)]] = Field(
         default_factory=list, max_length=MAX_PINNED,
@@ -144,15 +154,54 @@ Service = Annotated[ToolSearchService, Depends(_service)]
 
 
 class _Metrics:
-    """The API's Prometheus metrics, in a registry of their own (one per app)."""
+    """The API's Prometheus metrics, in a registry of their own (one per app), per caller's tenant."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.requests = Counter("toolsift_api_requests_total", "API requests by route and status.",
-                                ["route", "status"], registry=self.registry)
-        self.latency = Histogram("toolsift_api_request_seconds", "API request latency by route.", ["route"],
-                                 registry=self.registry,
+        self.requests = Counter("toolsift_api_requests_total", "API requests by route, status and caller's tenant.",
+                                ["route", "status", TENANT_LABEL], registry=self.registry)
+        self.latency = Histogram("toolsift_api_request_seconds", "API request latency by route and caller's tenant.",
+                                 ["route", TENANT_LABEL], registry=self.registry,
                                  buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 1.0, 2.5, 5.0, 10.0))
+
+
+class _Measured:
+    """ASGI middleware: each answered request counted and timed by route, status and caller's tenant.
+
+    A request that got no answer — its client hung up before its body was whole — is not counted and
+    raises nothing (Starlette's ``BaseHTTPMiddleware``, here before, raised "No response returned",
+    logged with a traceback at every hang-up). A request whose route raised counts as a 500.
+    """
+
+    def __init__(self, app: ASGIApp, *, metrics: _Metrics, keys: KeyRing) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status: int | None = None
+
+        async def answering(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, answering)
+        except Exception:
+            status = status or 500
+            raise
+        finally:
+            if status is not None:
+                path = getattr(scope.get("route"), "path", "unmatched")
+                tenant = caller_tenant(self.keys, Headers(scope=scope))
+                self.metrics.requests.labels(path, str(status), tenant).inc()
+                self.metrics.latency.labels(path, tenant).observe(time.perf_counter() - started)
 
 
 def create_app(
@@ -184,20 +233,12 @@ def create_app(
                   description=__doc__)
     app.add_middleware(RequestGuard, allowed_hosts=allowed_hosts or settings.allowed_hosts,
                        max_body_bytes=settings.max_body_bytes, authenticate=key_check(keys),
-                       protected=("/v1/", "/metrics"))
+                       protected=("/v1/", "/metrics"), read_timeout_s=settings.request_read_timeout_s)
 
     app.state.keys = keys
     app.state.services = state
 
-    @app.middleware("http")
-    async def measure(request: Request, call_next: Callable[[Request], Any]) -> Response:
-        started = time.perf_counter()
-        response: Response = await call_next(request)
-        route = request.scope.get("route")
-        path = getattr(route, "path", "unmatched")
-        metrics.requests.labels(path, str(response.status_code)).inc()
-        metrics.latency.labels(path).observe(time.perf_counter() - started)
-        return response
+    app.add_middleware(_Measured, metrics=metrics, keys=keys)  # outermost: the guard's refusals are counted too
 
     answer_validation_errors(app)
     answer_errors(app, settings.effective_url, log="toolsift.api")
@@ -238,8 +279,8 @@ def create_app(
 
     @app.get("/metrics", summary="Prometheus metrics")
     def prometheus(request: Request) -> Response:
-        caller(request, keys)
-        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+        who = caller(request, keys)  # a tenant's key: its tenant's series only
+        return Response(exposition(metrics.registry, who.tenant), media_type=CONTENT_TYPE_LATEST)
 
     return app
 

@@ -1,7 +1,7 @@
 """``toolsift serve mcp``: toolsift as an MCP server (the official SDK's ``MCPServer``), over stdio or
 streamable HTTP.
 
-Three tools, answered by the same :class:`~toolsift.api.service.ToolSearchService` as the search API:
+Four tools, answered by the same :class:`~toolsift.api.service.ToolSearchService` as the search API:
 
 - ``search_tools`` — the tools for a need, each ready to call (MCP ``Tool`` objects by default);
 - ``recommend_toolset`` — a small, precise set of tools covering every need of a task (PTR);
@@ -19,13 +19,14 @@ the one 401 JSON body; the SDK's bearer middleware then reads it through :class:
 each call runs in that key's tenant. Over stdio the server is a child of
 the agent's own process: the key comes from ``TOOLSIFT_API_KEY`` (required when keys are configured)
 and fixes the tenant for the whole session. Tool text returned is data for the agent, never
-instructions to it.
+instructions to it. Every tool refuses an argument it does not take (a tool error naming it and the
+arguments it takes; its input schema says ``additionalProperties: false``) rather than dropping it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -33,9 +34,11 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.server.transport_security import TransportSecuritySettings
 from opensearchpy.exceptions import OpenSearchException
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from starlette.applications import Starlette
 
 from toolsift.access import ALL_TENANTS, LOCAL, KeyRing, Principal, Role
@@ -46,7 +49,9 @@ from toolsift.query.structured import MAX_QUERY_CHARS
 from toolsift.search.definitions import Format
 from toolsift.webguard import RequestGuard, key_check
 
-__all__ = ["create_mcp_server", "KeyVerifier", "streamable_http_app", "INSTRUCTIONS"]
+__all__ = ["create_mcp_server", "closed_tool", "KeyVerifier", "streamable_http_app", "INSTRUCTIONS"]
+
+_ToolFn = TypeVar("_ToolFn", bound=Callable[..., Any])
 
 INSTRUCTIONS = (
     "toolsift finds the tools you need among a large catalog of tools and MCP servers. Call search_tools "
@@ -111,8 +116,15 @@ def create_mcp_server(
         url = http_url or "http://127.0.0.1"
         auth = {"token_verifier": KeyVerifier(keys),
                 "auth": AuthSettings(issuer_url=url, resource_server_url=url, validate_token_resource=False)}
-    server: MCPServer[Any] = MCPServer("toolsift", instructions=INSTRUCTIONS, version="1", log_level="WARNING",
-                                        **auth)
+
+    tools: list[Tool] = []
+
+    def _tool(description: str) -> Callable[[_ToolFn], _ToolFn]:
+        """Register the decorated function as a tool that refuses arguments it does not take."""
+        def register(fn: _ToolFn) -> _ToolFn:
+            tools.append(closed_tool(fn, description))
+            return fn
+        return register
 
     async def run(call: Callable[[ToolSearchService, Principal], dict[str, Any]]) -> dict[str, Any]:
         who = _principal(principal)
@@ -129,7 +141,7 @@ def create_mcp_server(
             answered = f" {getattr(exc, 'status_code', '')} {getattr(exc, 'error', '')}".rstrip()
             raise ToolError(f"OpenSearch refused the search: {type(exc).__name__}{answered}") from None
 
-    @server.tool(description=(
+    @_tool(description=(
         "Find the tools that can do what you need. Use it whenever you need a capability you do not have "
         "yet (one need per call works best; several needs in one sentence are split). Returns ranked tools, "
         "each with a ready-to-call definition (`definition`, MCP Tool format by default) and the server that "
@@ -154,7 +166,7 @@ def create_mcp_server(
                          format=format, max_results=max_results, token_budget=token_budget)
         return await run(lambda svc, who: svc.search(who, call))
 
-    @server.tool(description=(
+    @_tool(description=(
         "Get a small, precise set of tools that together cover every step of a task. Use it once at the start "
         "of a multi-step task instead of several searches. Each tool says which need it covers."))
     async def recommend_toolset(
@@ -166,7 +178,7 @@ def create_mcp_server(
         call = ToolQuery(query=task, format=format, max_results=max_results, token_budget=token_budget)
         return await run(lambda svc, who: svc.toolset(who, call))
 
-    @server.tool(description=(
+    @_tool(description=(
         "Get one tool's full definition, ready to call, by the id a search returned. Use it when you kept only "
         "an id, or need another format."))
     async def get_tool(
@@ -175,7 +187,7 @@ def create_mcp_server(
     ) -> dict[str, Any]:
         return await run(lambda svc, who: svc.get_tool(who, tool_id, format))
 
-    @server.tool(description=(
+    @_tool(description=(
         "Call a tool a search returned, by its id, on the MCP server that hosts it (for tools of the servers "
         "toolsift follows live). The arguments are checked against the tool's input schema first; the "
         "server's result (or its error) comes back as it answered. Pass the request_id of the search that "
@@ -206,7 +218,35 @@ def create_mcp_server(
                 "content": [c.model_dump(mode="json", exclude_none=True) for c in result.content],
                 "structured_content": result.structured_content}
 
-    return server
+    return MCPServer("toolsift", instructions=INSTRUCTIONS, version="1", log_level="WARNING", tools=tools, **auth)
+
+
+class _OnlyKnownArguments(BaseModel):
+    """Mixed into a tool's argument model: an argument it does not take is refused by name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _only_known(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            known = [field.alias or name for name, field in cls.model_fields.items()]
+            unknown = [key for key in data if key not in known]
+            if unknown:
+                raise ValueError(f"unknown argument {unknown[0]!r}; the arguments are {', '.join(known)}")
+        return data
+
+
+def closed_tool(fn: Callable[..., Any], description: str) -> Tool:
+    """``fn`` as an MCP tool (the SDK's :class:`Tool`, its arguments from the signature) that refuses an
+    argument it does not take — a tool error naming it and the arguments it takes — where the SDK's
+    argument model drops it unread, and whose input schema says so (``additionalProperties: false``)."""
+    tool = Tool.from_function(fn, description=description)
+    model = tool.fn_metadata.arg_model
+    closed = cast("type[ArgModelBase]", create_model(model.__name__, __base__=(model, _OnlyKnownArguments)))
+    tool.fn_metadata.arg_model = closed
+    tool.parameters = closed.model_json_schema(by_alias=True)
+    return tool
 
 
 def streamable_http_app(server: MCPServer[Any], allowed_hosts: list[str], port: int, *,
@@ -224,5 +264,6 @@ def streamable_http_app(server: MCPServer[Any], allowed_hosts: list[str], port: 
     app = server.streamable_http_app(transport_security=security, stateless_http=True,
                                      max_request_body_size=settings.max_body_bytes)
     app.add_middleware(RequestGuard, allowed_hosts=allowed_hosts, max_body_bytes=settings.max_body_bytes,
-                       authenticate=key_check(KeyRing(settings.api_keys)), protected=("/mcp",))
+                       authenticate=key_check(KeyRing(settings.api_keys)), protected=("/mcp",),
+                       read_timeout_s=settings.request_read_timeout_s)
     return app

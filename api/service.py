@@ -186,7 +186,9 @@ class ToolSearchService:
                 **_risk(tool)}
 
     def feedback(self, who: Principal, request_id: str, outcomes: Sequence[ToolOutcome]) -> dict[str, Any]:
-        """Store which tools of the answer ``request_id`` the agent called and whether the calls succeeded.
+        """Store which tools of the answer ``request_id`` the agent called and whether the calls succeeded,
+        each report once: ``stored`` counts the outcomes written now, ``already_recorded`` those this key
+        had reported the same way before (not stored again).
 
         Raises:
             BadQueryError: a malformed request id or outcome list, or a tool the answer did not hold
@@ -194,8 +196,8 @@ class ToolSearchService:
             NotFoundError: no answer was given to ``who``'s key under ``request_id`` (``UnknownRequestError``).
             ForbiddenError: the query log is off, so no answer can be checked (``FeedbackOffError``).
         """
-        stored = self.feedback_store.record(request_id, outcomes, who)
-        return {"request_id": request_id, "stored": stored}
+        done = self.feedback_store.record(request_id, outcomes, who)
+        return {"request_id": request_id, "stored": done.stored, "already_recorded": done.already_recorded}
 
     def call_target(self, who: Principal, tool_id: str, arguments: Any, request_id: str | None = None) -> CallTarget:
         """Check a call of ``tool_id`` with ``arguments`` before it is forwarded, and say where it goes.
@@ -262,8 +264,8 @@ class ToolSearchService:
             return "not stored: the call named no request_id"
         if not self.feedback_store.checks:
             return "not stored: this service keeps no query log (query_log = false) to check the request_id against"
-        self.feedback(who, request_id, [ToolOutcome(tool_id, called=True, success=success, note=note[:500])])
-        return "stored"
+        done = self.feedback(who, request_id, [ToolOutcome(tool_id, called=True, success=success, note=note[:500])])
+        return "already recorded (the same outcome was reported before)" if done["already_recorded"] else "stored"
 
     # --- answers ----------------------------------------------------------------------------------
     def _pinned(self, who: Principal, pinned: Sequence[str]) -> tuple[str, ...]:

@@ -14,8 +14,10 @@ def approvals() -> None:
     """Review changed tool definitions before any agent receives them.
 
     A tool's definition is pinned when it is approved (on first sight by default, see `default_approval`
-    and `approval_policy`); when a later ingest changes it, or another catalog names the same server,
-    search keeps serving the pinned version and the change waits here.
+    and `approval_policy`); when a later ingest changes it, or another catalog of the same tenants names
+    the same server, search keeps serving the pinned version and the change waits here. A tenant
+    catalog's ids are scoped to its tenants (`@beta/server/tool`): two tenants' servers of one name are
+    two records, each listed with its tenants.
     """
 
 
@@ -29,7 +31,8 @@ def list_pending(app: AppContext, index_alias: str | None, as_json: bool) -> Non
 
     pending = ApprovalStore(app.client(), app.settings(index=index_alias).index).pending()
     if as_json:
-        emit_json([{"id": r.doc_id, "entity": r.entity, "reason": r.reason, "source": r.pending_source,
+        emit_json([{"id": r.doc_id, "entity": r.entity, "tenants": list(r.tenants), "reason": r.reason,
+                    "source": r.pending_source,
                     "approved_source": r.approved_source or None, "since": r.pending_since, "risk": list(r.pending_risk)}
                    for r in pending])
         return
@@ -52,7 +55,8 @@ def show(app: AppContext, doc_id: str, index_alias: str | None, as_json: bool) -
     record = ApprovalStore(app.client(), app.settings(index=index_alias).index).one(doc_id)
     diff = definition_diff(record) if record.status == "pending" else []
     if as_json:
-        emit_json({"id": record.doc_id, "status": record.status, "reason": record.reason,
+        emit_json({"id": record.doc_id, "status": record.status, "tenants": list(record.tenants),
+                   "reason": record.reason,
                    "approved_source": record.approved_source, "pending_source": record.pending_source,
                    "risk": list(record.pending_risk), "diff": diff})
         return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -1008,28 +1009,44 @@ def feedback(app: AppContext, dataset_dir: Path, events_spec: str, test_queries:
                                    progress=progress)
     rows = [[p.events, p.requests, p.fixed["ndcg@10"], p.candidate["ndcg@10"] if p.candidate else "-",
              p.fixed["recall@5"], p.candidate["recall@5"] if p.candidate else "-",
-             {None: "-", True: "passed", False: "failed"}[p.guard_passed], p.served["ndcg@10"], p.pairs, p.learn_seconds]
+             "refused" if p.refused else {None: "-", True: "passed", False: "failed"}[p.guard_passed],
+             "-" if p.changed is None else f"{p.changed:.0%}", p.served["ndcg@10"], p.pairs, p.learn_seconds]
             for p in curve.points]
     click.echo(f"{curve.benchmark}: {curve.test_queries} test queries, {curve.agents} agents, "
                f"{curve.events_per_s} requests/s through the API, {curve.seconds} s")
     click.echo(table(["events", "requests", "NDCG@10 fixed", "NDCG@10 learned", "R@5 fixed", "R@5 learned", "guard",
-                      "NDCG@10 served", "pairs", "learn s"], rows))
+                      "top-10s changed", "NDCG@10 served", "pairs", "learn s"], rows))
     if curve.adversarial is not None:
         a = curve.adversarial
-        click.echo(table(["adversarial run", "NDCG@10", "R@5", "guard"], [
+
+        def verdict(passed: bool | None, reasons: Sequence[str]) -> str:
+            return "passed" if passed else "failed: " + "; ".join(r.split(":")[0] for r in reasons)
+
+        adversarial_rows: list[list[object]] = [
             [f"{a.honest_events} honest events only", *(a.honest_only or {}).values(), "-"],
-            [f"+ {a.spam_events} spam, key cap {a.key_cap} (spammer x{a.spammer_scale})", a.capped["ndcg@10"],
-             a.capped["recall@5"], "passed" if a.capped_guard_passed else "failed"],
-            [f"+ {a.spam_events} spam, no cap", a.uncapped["ndcg@10"], a.uncapped["recall@5"],
-             "passed" if a.uncapped_guard_passed else "failed"],
-        ]))
+            [f"+ {a.spam_events} spam ({a.spam_sent} sent, {a.spam_stored} stored), key cap {a.key_cap} and no key over "
+             f"1/{a.min_keys} (spammer x{a.spammer_scale})", a.capped["ndcg@10"], a.capped["recall@5"],
+             verdict(a.capped_guard_passed, a.capped_reasons)],
+            [f"+ {a.spam_events} spam, no cap, no key minimum", a.uncapped["ndcg@10"], a.uncapped["recall@5"],
+             verdict(a.uncapped_guard_passed, a.uncapped_reasons)],
+        ]
+        for run, label in ((a.one_key, "default"), (a.one_key_no_minimum, "key minimum off")):
+            if run is None:
+                continue
+            head = f"one key, {run.events} events ({run.stored} stored), {label}"
+            if run.refused is not None or run.figures is None:
+                adversarial_rows.append([head, "-", "-", f"refused: {run.keys} distinct key < {run.min_keys}: nothing learned"])
+            else:
+                adversarial_rows.append([head, run.figures["ndcg@10"], run.figures["recall@5"],
+                                         verdict(run.guard_passed, run.reasons)])
+        click.echo(table(["adversarial run", "NDCG@10", "R@5", "guard"], adversarial_rows))
     if curve.ab is not None:
         ab = curve.ab
-        click.echo(table(["A/B arm", "weights", "answers", "reported", "success rate", "MRR", "success@5"], [
-            [arm, f["weights_version"], f["answers"], f["reported"], f["success_rate"], f["mrr"], f["success_at_5"]]
-            for arm, f in ab["arms"].items()]))
-        click.echo(f"success rate {ab['success_rate_diff']:+.4f} (p {ab['success_rate_p']}), MRR {ab['mrr_diff']:+.4f} "
-                   f"(p {ab['mrr_p']}): {ab['verdict']}")
+        click.echo(table(["A/B arm", "weights", "keys", "answers", "reported", "success rate", "MRR", "success@5"], [
+            [arm, f["weights_version"], f["keys"], f["answers"], f["reported"], f["success_rate"], f["mrr"],
+             f["success_at_5"]] for arm, f in ab["arms"].items()]))
+        click.echo(f"per key ({ab['keys']} keys, each weighing once): success rate {ab['success_rate_diff']:+.4f} "
+                   f"(p {ab['success_rate_p']}), MRR {ab['mrr_diff']:+.4f} (p {ab['mrr_p']}): {ab['verdict']}")
     for note in curve.notes:
         click.echo(note)
     out = json_out or Path("bench-feedback.json")

@@ -22,8 +22,14 @@ def learn() -> None:
 
 def _echo_guard(guard: GuardReport) -> None:
     """The guard's comparison as a table, and its verdict."""
-    rows = [["held-out feedback IPS-DCG (shown tools)", guard.held_out["current"], guard.held_out["candidate"]]]
+    rows: list[list[object]] = [["held-out feedback IPS-DCG (shown tools)", guard.held_out["current"],
+                                 guard.held_out["candidate"]]]
     rows += [[f"{bench} NDCG@10", s["current"], s["candidate"]] for bench, s in guard.benchmarks.items()]
+    moved = guard.plausibility
+    if moved is not None:
+        rows.append([f"logged searches with 3+ of their top-10 tools replaced (at most {moved.limit:.0%})", "-",
+                     f"{moved.changed}/{moved.searches} ({moved.share:.0%}; {moved.mean_kept:.1f} of 10 kept)"
+                     + (", forced" if moved.forced and moved.implausible else "")])
     click.echo(table(["guard", "current", "candidate"], rows))
     click.echo("guard passed" if guard.passed else "guard failed: " + "; ".join(guard.reasons))
 
@@ -34,9 +40,20 @@ def _echo_guard(guard: GuardReport) -> None:
 @click.option("--holdout", type=click.FloatRange(0.05, 0.9), default=0.2, show_default=True,
               help="Share of the requests held out (by a hash of their id) for the guard.")
 @click.option("--benchmark", "benchmarks", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="A benchmark folder the candidate may not lose more than 0.005 NDCG@10 on; repeatable.")
-@click.option("--key-cap", type=click.IntRange(1), default=50, show_default=True,
-              help="One key's feedback pairs weigh at most this much in all (inverse-propensity weights included).")
+              help="A benchmark folder the candidate may not lose more than learn_benchmark_tolerance (0.005) NDCG@10 "
+                   "on; repeatable, besides those of the learn_benchmarks setting. The benchmark guard is on by default: with "
+                   "no benchmark named, learning is refused.")
+@click.option("--no-benchmark-guard", is_flag=True,
+              help="Turn the benchmark guard off explicitly (the candidate is then judged on feedback alone).")
+@click.option("--key-cap", type=click.IntRange(1), default=None,
+              help="One key's feedback pairs weigh at most this much in all, inverse-propensity weights included "
+                   "(default: the learn_key_cap setting, 50).")
+@click.option("--min-keys", type=click.IntRange(1), default=None,
+              help="Distinct keys the feedback must come from before anything is learned; no key weighs more than "
+                   "1/min-keys of it (default: the learn_min_keys setting, 5).")
+@click.option("--force", is_flag=True,
+              help="Accept a candidate that changes more of the tenant's logged top-10s than learn_max_changed allows "
+                   "(an admin's decision; the figure is still printed and recorded).")
 @click.option("--tool-cap", type=click.IntRange(1), default=50, show_default=True,
               help="One tool's positive pairs weigh at most this much in all, over every key.")
 @click.option("--eta", type=click.FloatRange(0, 3), default=1.0, show_default=True,
@@ -49,34 +66,41 @@ def _echo_guard(guard: GuardReport) -> None:
 @json_flag("Print the outcome as JSON.")
 @pass_app
 def learn_weights_command(app: AppContext, retriever: str, tenant: str | None, holdout: float,
-                          benchmarks: tuple[Path, ...], key_cap: int, tool_cap: int, eta: float, from_zero: bool,
+                          benchmarks: tuple[Path, ...], no_benchmark_guard: bool, key_cap: int | None,
+                          min_keys: int | None, force: bool, tool_cap: int, eta: float, from_zero: bool,
                           name: str, out_dir: Path | None, as_json: bool) -> None:
     """Learn MFTR field weights from the feedback index; compare them with what serves now.
 
-    Pairs are confirmed by the query log, weighed for position bias and capped per key and per tool.
+    Pairs are confirmed by the query log, weighed for position bias and capped per key and per tool;
+    feedback from fewer than --min-keys distinct keys is refused before anything is learned (exit 3).
     Training starts from the weights serving now (the fixed field weights, on their own scale, or the
     learned ones in use) and is pulled back to them, so little feedback moves little. The guard
-    searches again: the candidate must beat the current ranking on held-out feedback and lose at most
-    0.005 NDCG@10 on each --benchmark. The candidate is written as a weights artifact either
-    way; exit code 0 when the guard passed, 1 when it did not (nothing is promoted here).
+    searches again: the candidate must beat the current ranking on held-out feedback, lose at most
+    learn_benchmark_tolerance NDCG@10 on each benchmark, and replace 3 or more of the top-10 tools of
+    at most learn_max_changed of the tenant's logged searches (unless --force). The candidate is written as a
+    weights artifact either way; exit code 0 when the guard passed, 1 when it did not (nothing is
+    promoted here).
     """
     from toolsift.embedding import load_embedder
     from toolsift.evaluation.learn import learn_weights
     from toolsift.ranker.feedback_pairs import LearningPolicy
 
     settings = app.settings()
+    policy = LearningPolicy(propensity_eta=eta, key_cap=settings.learn_key_cap if key_cap is None else key_cap,
+                            tool_cap=tool_cap, min_keys=settings.learn_min_keys if min_keys is None else min_keys)
     outcome = learn_weights(app.client(), settings, load_embedder(settings), out_root=out_dir or settings.data_dir / "weights",
                             name=name, tenant=tenant, retriever=retriever,  # type: ignore[arg-type]
-                            policy=LearningPolicy(propensity_eta=eta, key_cap=key_cap, tool_cap=tool_cap),
-                            holdout=holdout, benchmarks=benchmarks, warm_start=not from_zero)
+                            policy=policy, holdout=holdout, benchmarks=benchmarks,
+                            benchmark_guard=not no_benchmark_guard, force=force, warm_start=not from_zero)
     guard = outcome.guard
     if as_json:
         emit_json({"artifact": str(outcome.artifact.path), "guard": guard.to_dict(), "feedback": outcome.feedback})
     else:
         click.echo(f"wrote {outcome.artifact.path}")
         f = outcome.feedback
-        click.echo(f"feedback: {f['events']} events ({f['unconfirmed']} unconfirmed), {f['pairs']} pairs, "
-                   f"{f['training_queries']} training queries, {f['held_out_requests']} held-out requests")
+        click.echo(f"feedback: {f['events']} events ({f['unconfirmed']} unconfirmed), {f['pairs']} pairs from "
+                   f"{f['keys']} distinct keys, {f['training_queries']} training queries, "
+                   f"{f['held_out_requests']} held-out requests")
         _echo_guard(guard)
     if not guard.passed:
         raise SystemExit(1)
@@ -86,28 +110,35 @@ def learn_weights_command(app: AppContext, retriever: str, tenant: str | None, h
 @click.argument("model")
 @retriever_option(default="hybrid")
 @click.option("--benchmark", "benchmarks", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="A benchmark folder the new embedder may not lose more than 0.005 NDCG@10 on; repeatable.")
+              help="A benchmark folder the new embedder may not lose more than learn_benchmark_tolerance (0.005) "
+                   "NDCG@10 on; repeatable, besides those of the learn_benchmarks setting. With none, re-embedding is refused "
+                   "unless --no-benchmark-guard.")
+@click.option("--no-benchmark-guard", is_flag=True,
+              help="Turn the benchmark guard off explicitly (held-out feedback alone decides).")
 @click.option("--holdout", type=click.FloatRange(0.05, 0.9), default=0.2, show_default=True,
               help="Share of the feedback's requests (by a hash of their id) the guard compares on.")
 @click.option("--no-swap", is_flag=True, help="Build and guard only; the new version is discarded either way.")
 @index_option("The index alias to re-embed (default: the configured one).")
 @json_flag("Print the outcome as JSON.")
 @pass_app
-def reembed_command(app: AppContext, model: str, retriever: str, benchmarks: tuple[Path, ...], holdout: float,
-                    no_swap: bool, index_alias: str | None, as_json: bool) -> None:
+def reembed_command(app: AppContext, model: str, retriever: str, benchmarks: tuple[Path, ...],
+                    no_benchmark_guard: bool, holdout: float, no_swap: bool, index_alias: str | None,
+                    as_json: bool) -> None:
     """Re-embed the index with MODEL (a trained embedder's folder, say) into a new version; swap the alias
     only when the guard passes.
 
     Every stored document is embedded again (nothing is re-ingested). The guard compares the new
-    version with the current one on each --benchmark (NDCG@10 may lose at most 0.005) and on held-out
-    feedback (IPS-DCG among the shown tools may not fall); with neither there is nothing to compare and
-    it fails. A version not swapped in is deleted; after a swap the old one is kept. Serving processes
+    version with the current one on each --benchmark (NDCG@10 may lose at most 0.005; with none named
+    re-embedding is refused unless --no-benchmark-guard) and on held-out feedback from at least
+    learn_min_keys distinct keys (IPS-DCG among the shown tools may not fall); with neither there is
+    nothing to compare and it fails. A version not swapped in is deleted; after a swap the old one is kept. Serving processes
     must then load MODEL (the embedding_model setting): an index refuses queries from another model.
     Exit code 0 when the alias was swapped (or, with --no-swap, the guard passed), 1 otherwise.
     """
     from toolsift.cli._progress import progress_bars
     from toolsift.embedding import load_embedder
     from toolsift.evaluation.learn import reembed_guarded
+    from toolsift.ranker.feedback_pairs import LearningPolicy
 
     settings = app.settings()
     if index_alias:
@@ -116,7 +147,10 @@ def reembed_command(app: AppContext, model: str, retriever: str, benchmarks: tup
     candidate = load_embedder(settings.with_overrides(embedding_model=model))
     with progress_bars(not as_json) as progress:
         outcome = reembed_guarded(app.client(), settings, current, candidate, retriever=retriever,  # type: ignore[arg-type]
-                                  benchmarks=benchmarks, holdout=holdout, swap=not no_swap, progress=progress)
+                                  benchmarks=benchmarks, holdout=holdout, swap=not no_swap,
+                                  benchmark_guard=not no_benchmark_guard,
+                                  policy=LearningPolicy(key_cap=settings.learn_key_cap, min_keys=settings.learn_min_keys),
+                                  progress=progress)
     guard = outcome.guard
     if as_json:
         emit_json(outcome.to_dict())
@@ -143,7 +177,8 @@ _tenant_option = click.option("--tenant", required=True, help="The tenant whose 
 @click.argument("weights", type=click.Path(exists=True, path_type=Path))
 @_tenant_option
 @click.option("--share", type=float, default=0.5, show_default=True,
-              help="Share of the tenant's searches the candidate ranks, in (0, 1), picked by a hash of each request id.")
+              help="Share of the tenant's searches the candidate ranks, in (0, 1), picked by each request id keyed with a "
+                   "secret made now and kept with the experiment (clients cannot tell their arm).")
 @index_option("The index alias the tenant searches (default: the configured one).")
 @pass_app
 def ab_start(app: AppContext, weights: Path, tenant: str, share: float, index_alias: str | None) -> None:
@@ -170,7 +205,11 @@ def ab_start(app: AppContext, weights: Path, tenant: str, share: float, index_al
 @json_flag("Print the report as JSON.")
 @pass_app
 def ab_report_command(app: AppContext, tenant: str, index_alias: str | None, alpha: float, as_json: bool) -> None:
-    """Compare the arms of --tenant's test: answers, success rate, MRR of the first successful tool, p-values."""
+    """Compare the arms of --tenant's test: answers, success rate, MRR of the first successful tool, p-values.
+
+    The verdict compares the arms key by key (each key weighs once) and calls a winner only when it
+    rests on at least ab_min_keys distinct keys; the report says how many it rests on.
+    """
     from toolsift.ranker.experiments import experiment_of
     from toolsift.search.ab import ab_report
 
@@ -182,10 +221,11 @@ def ab_report_command(app: AppContext, tenant: str, index_alias: str | None, alp
         return
     click.echo(f"tenant {tenant!r}: candidate {report.candidate_version} ({report.state}, share {report.share:g}) "
                f"since {report.started_at}")
-    rows = [[arm, f.weights_version, f.answers, f.reported, f.success_rate, f.mrr, f.success_at_5]
+    rows = [[arm, f.weights_version, f.keys, f.answers, f.reported, f.success_rate, f.mrr, f.success_at_5]
             for arm, f in report.arms.items()]
-    click.echo(table(["arm", "weights", "answers", "reported", "success rate", "MRR", "success@5"], rows))
-    click.echo(f"success rate {report.success_rate_diff:+.4f} (p {report.success_rate_p}), "
+    click.echo(table(["arm", "weights", "keys", "answers", "reported", "success rate", "MRR", "success@5"], rows))
+    click.echo(f"per key ({report.keys} distinct keys, each weighing once; a verdict needs {report.min_keys}): "
+               f"success rate {report.success_rate_diff:+.4f} (p {report.success_rate_p}), "
                f"MRR {report.mrr_diff:+.4f} (p {report.mrr_p}): {report.verdict}")
 
 

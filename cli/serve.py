@@ -141,11 +141,10 @@ def ui(
     key; searches run in the key's tenant. Without keys the workbench listens on loopback only unless
     --insecure-no-auth. Paths sent to the API must lie in the data dir or a --root folder.
     """
-    import uvicorn
-
     from toolsift.access import KeyRing, check_bind
     from toolsift.embedding import load_embedder
     from toolsift.webguard import allowed_hosts_for
+    from toolsift.webguard import serve as serve_http
     from toolsift.workbench.app import create_app
     from toolsift.workbench.session import Workbench
 
@@ -166,7 +165,8 @@ def ui(
                                                                      if insecure else ""))
     click.echo(f"workbench: {auth}; answers Host {', '.join(hosts)}; paths readable under "
                f"{', '.join(str(r) for r in workbench.roots)}", err=True)
-    uvicorn.run(create_app(workbench, keys=keys, allowed_hosts=hosts), host=host, port=port, log_level="warning")
+    serve_http(create_app(workbench, keys=keys, allowed_hosts=hosts), host=host, port=port,
+               read_timeout_s=settings.request_read_timeout_s, log_level="warning")
 
 
 def _agent_front_ends() -> None:

@@ -36,10 +36,9 @@ def api(app: AppContext, host: str, port: int | None, index_alias: str | None, r
     Keys come from the `api_keys` setting (`toolsift keys create`); with none configured the API is
     open and binds loopback only. The embedding model and the index checks load before the port opens.
     """
-    import uvicorn
-
     from toolsift.access import KeyRing, check_bind
     from toolsift.webguard import allowed_hosts_for
+    from toolsift.webguard import serve as serve_http
 
     settings = app.settings(index=index_alias, retriever=retriever)
     keys = KeyRing(settings.api_keys)
@@ -57,12 +56,13 @@ def api(app: AppContext, host: str, port: int | None, index_alias: str | None, r
         os.environ["TOOLSIFT_RETRIEVER"] = settings.retriever
         if settings.opensearch_url:  # --opensearch-url, a root flag
             os.environ["TOOLSIFT_OPENSEARCH_URL"] = settings.opensearch_url
-        uvicorn.run("toolsift.api.app:app_from_environment", factory=True, host=host, port=port, workers=workers,
-                    log_level="warning")
+        serve_http("toolsift.api.app:app_from_environment", factory=True, host=host, port=port, workers=workers,
+                   read_timeout_s=settings.request_read_timeout_s, log_level="warning")
         return
     from toolsift.api.app import create_app
 
-    uvicorn.run(create_app(settings, allowed_hosts=hosts), host=host, port=port, log_level="warning")
+    serve_http(create_app(settings, allowed_hosts=hosts), host=host, port=port,
+               read_timeout_s=settings.request_read_timeout_s, log_level="warning")
 
 
 @click.command("mcp")
@@ -81,12 +81,11 @@ def mcp(app: AppContext, transport: Literal["stdio", "http"], host: str, port: i
     Over stdio the key is read from TOOLSIFT_API_KEY (required when keys are configured) and fixes the
     tenant for the session; over HTTP every request sends `Authorization: Bearer <key>`.
     """
-    import uvicorn
-
     from toolsift.access import KeyRing, check_bind
     from toolsift.api.app import default_service
     from toolsift.api.mcp_server import create_mcp_server, streamable_http_app
     from toolsift.webguard import allowed_hosts_for
+    from toolsift.webguard import serve as serve_http
 
     settings = app.settings(index=index_alias, retriever=retriever)
     keys = KeyRing(settings.api_keys)
@@ -105,4 +104,5 @@ def mcp(app: AppContext, transport: Literal["stdio", "http"], host: str, port: i
     server = create_mcp_server(settings, lambda: service, http_url=f"http://{host}:{port}")
     auth = f"{len(keys)} API key(s) required" if keys.enabled else "no keys configured: open, every tenant"
     click.echo(f"toolsift MCP server: index {settings.index}; {auth}; http://{host}:{port}/mcp", err=True)
-    uvicorn.run(streamable_http_app(server, hosts, port, settings=settings), host=host, port=port, log_level="warning")
+    serve_http(streamable_http_app(server, hosts, port, settings=settings), host=host, port=port,
+               read_timeout_s=settings.request_read_timeout_s, log_level="warning")

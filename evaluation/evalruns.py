@@ -31,7 +31,7 @@ from opensearchpy.exceptions import NotFoundError, OpenSearchException
 from toolsift.config import Settings
 from toolsift.ingest.benchmarks import benchmark_slug
 from toolsift.mappings.evalruns import eval_runs_index_body
-from toolsift.opensearch import ensure_index
+from toolsift.opensearch import BulkRetry, ensure_index
 
 if TYPE_CHECKING:
     from toolsift.evaluation.agents import AgentEvalResult
@@ -243,7 +243,7 @@ class EvalRunLog:
                                                  git_commit=commit)}
                    for i, row in enumerate(rows)]
         try:
-            helpers.bulk(self.client, actions, refresh="wait_for")
+            helpers.bulk(self.client, actions, refresh="wait_for", **BulkRetry().kwargs())
         except OpenSearchException as exc:  # BulkIndexError too: a closed index, a foreign mapping
             self._warn(exc)
             return None

@@ -19,9 +19,14 @@ through the real search API, learning behind the guard, and an adversary.
    a seeded sample of the benchmark's *test* queries (multi-field, hybrid) against the fixed field
    weights that served the agents.
 4. **The adversarial run**, after the checkpoint ``adversary_at``: the spammer sends as many reports
-   as the honest agents had, each "calling" the *last* tool of its answer successfully. Weights are
-   learned from everyone's feedback with the key cap (``key_cap``) and without one, and both are
-   measured on the test queries like the honest candidate of that checkpoint.
+   as the honest agents had, each "calling" the *last* tool of its answer successfully, and each report
+   ``spam_repeats`` times (the API stores it once). Weights are learned from everyone's feedback with
+   the default influence bounds (the key cap ``key_cap``, no key over 1 / ``learn_min_keys`` of the
+   weight) and with none (no cap, no key minimum: the old behaviour), and both are measured on the
+   test queries like the honest candidate of that checkpoint. **One key, many events**: weights are
+   then learned from the spammer's own tenant, where it is the only key — refused by default (fewer
+   than ``learn_min_keys`` distinct keys) — and once more with the key minimum off, to show what the
+   rest of the guard (plausibility, benchmarks) does with it.
 
 5. **The A/B test** (``ab_events``): the latest candidate whose guard passed serves half of the honest
    tenant's searches (:mod:`toolsift.ranker.experiments`, split by request id inside the API) while
@@ -58,7 +63,7 @@ from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.runner import ensure_eval_index, eval_index_name, ranked_run
 from toolsift.ingest.benchmarks import Benchmark, load_benchmark
 from toolsift.ranker.artifact import WeightsArtifact
-from toolsift.ranker.feedback_pairs import LearningPolicy
+from toolsift.ranker.feedback_pairs import LearningPolicy, TooFewKeysError
 from toolsift.search import Searcher
 
 __all__ = ["AgentModel", "CurvePoint", "AdversarialRun", "FeedbackCurve", "run_feedback_curve", "plot_curve",
@@ -104,6 +109,12 @@ class CurvePoint:
     held_out: dict[str, float] | None
     pairs: int
     learn_seconds: float
+    #: Share of the tenant's logged searches with 3+ of their top-10 tools replaced by the candidate (plausibility).
+    changed: float | None = None
+    #: Why nothing was learned at this checkpoint (too few distinct keys), if so.
+    refused: str | None = None
+    #: Tools of the current top 10 the candidate keeps there, on average over those searches.
+    kept: float | None = None
 
     @property
     def served(self) -> dict[str, float]:
@@ -112,8 +123,24 @@ class CurvePoint:
 
 
 @dataclass(frozen=True)
+class OneKeyRun:
+    """Weights learned from one key's feedback alone (its own tenant): refused, or what the guard said."""
+
+    events: int
+    stored: int
+    keys: int
+    min_keys: int
+    refused: str | None
+    figures: dict[str, float] | None = None
+    guard_passed: bool | None = None
+    reasons: tuple[str, ...] = ()
+    changed: float | None = None
+
+
+@dataclass(frozen=True)
 class AdversarialRun:
-    """A spammer's reports beside ``honest_events`` honest ones, learned with and without the key cap."""
+    """A spammer's reports beside ``honest_events`` honest ones, learned with and without the influence
+    bounds, and from the spammer's feedback alone."""
 
     honest_events: int
     spam_events: int
@@ -124,6 +151,15 @@ class AdversarialRun:
     uncapped: dict[str, float]
     capped_guard_passed: bool
     uncapped_guard_passed: bool
+    #: reports the spammer sent (each ``spam_repeats`` times) and how many the API stored
+    spam_sent: int = 0
+    spam_stored: int = 0
+    min_keys: int = 0
+    capped_reasons: tuple[str, ...] = ()
+    uncapped_reasons: tuple[str, ...] = ()
+    #: one key, many events: its own tenant's feedback, with the default key minimum and with it off
+    one_key: OneKeyRun | None = None
+    one_key_no_minimum: OneKeyRun | None = None
 
 
 @dataclass(frozen=True)
@@ -161,6 +197,16 @@ def _labelled(benchmark: Benchmark) -> list[tuple[str, set[str]]]:
             for q, grades in sorted(benchmark.qrels.items()) if q in benchmark.queries and any(g > 0 for g in grades.values())]
 
 
+def _changed(outcome: Any) -> float | None:
+    moved = outcome.guard.plausibility if outcome is not None else None
+    return None if moved is None else round(moved.share, 4)
+
+
+def _kept(outcome: Any) -> float | None:
+    moved = outcome.guard.plausibility if outcome is not None else None
+    return None if moved is None else moved.mean_kept
+
+
 def _measure(client: OpenSearch, settings: Settings, embedder: Embedder, test: Benchmark, qids: Sequence[str],
              artifact: WeightsArtifact | None) -> dict[str, float]:
     """NDCG@10 / Recall@5 of the test sample, multi-field hybrid, with ``artifact`` (None: fixed field weights)."""
@@ -191,7 +237,7 @@ def _api_environment(settings: Settings, folder: Path, agents: int) -> tuple[dic
     return env, keys, spam
 
 
-def _replay(ask: Callable[[str, str], tuple[str, list[str]]], report: Callable[[str, str, list[dict[str, Any]]], None],
+def _replay(ask: Callable[[str, str], tuple[str, list[str]]], report: Callable[[str, str, list[dict[str, Any]]], object],
             replay: Sequence[tuple[str, set[str]]], keys: Sequence[str], agent_model: AgentModel, seed: int,
             honest: int, target: int, requests: int, progress: Callable[[str, int, int], None] | None) -> int:
     """Agents (one thread per key) replay training queries until ``target`` reports were sent in all.
@@ -230,7 +276,7 @@ def _replay(ask: Callable[[str, str], tuple[str, list[str]]], report: Callable[[
 
 
 def _ab_phase(client: OpenSearch, sim: Settings, candidate: WeightsArtifact,
-              ask: Callable[[str, str], tuple[str, list[str]]], report: Callable[[str, str, list[dict[str, Any]]], None],
+              ask: Callable[[str, str], tuple[str, list[str]]], report: Callable[[str, str, list[dict[str, Any]]], object],
               replay: Sequence[tuple[str, set[str]]], keys: Sequence[str], agent_model: AgentModel, seed: int,
               requests: int, ab_events: int, progress: Callable[[str, int, int], None] | None) -> dict[str, Any]:
     """An A/B test of ``candidate`` on half of the honest tenant's searches (started as `toolsift learn ab start`
@@ -260,6 +306,7 @@ def run_feedback_curve(
     agents: int = 20,
     adversary_at: int | None = 1000,
     key_cap: int = 50,
+    spam_repeats: int = 2,
     ab_events: int = 0,
     warm_start: bool = True,
     guard_benchmarks: Sequence[Path] = (),
@@ -307,20 +354,32 @@ def run_feedback_curve(
                 body = answer.json()
                 return body["request_id"], [t["id"] for t in body["tools"]]
 
-            def report(key: str, request_id: str, calls: list[dict[str, Any]]) -> None:
-                http.post("/v1/feedback", json={"request_id": request_id, "calls": calls},
-                          headers={"Authorization": f"Bearer {key}"}).raise_for_status()
+            def report(key: str, request_id: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
+                answer = http.post("/v1/feedback", json={"request_id": request_id, "calls": calls},
+                                   headers={"Authorization": f"Bearer {key}"})
+                answer.raise_for_status()
+                found: dict[str, Any] = answer.json()
+                return found
 
-            def learn(tag: str, tenant: str | None, cap: int) -> tuple[WeightsArtifact | None, Any]:
+            min_keys = settings.learn_min_keys
+
+            def learn(tag: str, tenant: str | None, cap: int, least: int = min_keys
+                      ) -> tuple[WeightsArtifact | None, Any, str | None]:
+                """The candidate and the outcome, or why nothing was learned."""
                 client.indices.refresh(index=sim.feedback_index)
                 try:
                     outcome = learn_weights(client, sim, embedder, out_root=folder / "weights", name=tag, tenant=tenant,
-                                            retriever="hybrid", policy=LearningPolicy(key_cap=cap, tool_cap=cap),
-                                            holdout=0.2, warm_start=warm_start,
-                                            benchmarks=guard_benchmarks)
-                except ConfigError:
-                    return None, None
-                return outcome.artifact, outcome
+                                            retriever="hybrid",
+                                            policy=LearningPolicy(key_cap=cap, tool_cap=cap, min_keys=least),
+                                            holdout=0.2, warm_start=warm_start, benchmarks=guard_benchmarks,
+                                            benchmark_guard=bool(guard_benchmarks))
+                except ConfigError as exc:  # too few distinct keys, or no training pairs
+                    return None, None, str(exc)
+                return outcome.artifact, outcome, None
+
+            if not guard_benchmarks:
+                notes.append("the benchmark guard was off (no --guard-benchmark): candidates were judged on "
+                             "held-out feedback and plausibility alone")
 
             for checkpoint in checkpoints:
                 before = time.monotonic()
@@ -329,7 +388,7 @@ def run_feedback_curve(
                 spent += time.monotonic() - before
                 honest = checkpoint
                 t0 = time.monotonic()
-                artifact, outcome = learn(f"honest-{checkpoint}", "sim", key_cap) if checkpoint else (None, None)
+                artifact, outcome, refused = learn(f"honest-{checkpoint}", "sim", key_cap) if checkpoint else (None, None, None)
                 learned = time.monotonic() - t0
                 candidate = _measure(client, sim, embedder, test, qids, artifact) if artifact is not None else None
                 if outcome is not None and outcome.guard.passed:
@@ -337,22 +396,38 @@ def run_feedback_curve(
                 points.append(CurvePoint(
                     checkpoint, requests, fixed, candidate, outcome.guard.passed if outcome else None,
                     dict(outcome.guard.held_out) if outcome else None,
-                    int(outcome.feedback["training_queries"]) if outcome else 0, round(learned, 1)))
+                    int(outcome.feedback["training_queries"]) if outcome else 0, round(learned, 1),
+                    _changed(outcome), refused, _kept(outcome)))
                 if checkpoint == adversary_at and checkpoint:
-                    def spam(n: int) -> None:
+                    def spam(n: int) -> tuple[int, int]:
                         request_id, shown = ask(spam_key, replay[(requests + n) % len(replay)][0])
-                        report(spam_key, request_id, [{"tool_id": shown[-1], "called": True, "success": True}])
+                        call = [{"tool_id": shown[-1], "called": True, "success": True}]
+                        answers = [report(spam_key, request_id, call) for _ in range(max(1, spam_repeats))]
+                        return sum(int(a["stored"]) for a in answers), sum(int(a.get("already_recorded", 0)) for a in answers)
 
                     with ThreadPoolExecutor(max_workers=len(keys)) as pool:
-                        list(pool.map(spam, range(checkpoint)))
-                    capped_art, capped = learn(f"everyone-cap-{checkpoint}", None, key_cap)
-                    open_art, uncapped = learn(f"everyone-nocap-{checkpoint}", None, _NO_CAP)
+                        spammed = list(pool.map(spam, range(checkpoint)))
+                    capped_art, capped, _ = learn(f"everyone-cap-{checkpoint}", None, key_cap)
+                    open_art, uncapped, _ = learn(f"everyone-nocap-{checkpoint}", None, _NO_CAP, 1)
                     if capped is None or uncapped is None:
                         raise ConfigError("the adversarial run learned nothing: no training pairs in the feedback")
+
+                    def one_key(tag: str, least: int) -> OneKeyRun:
+                        art, alone, why = learn(tag, "evil", key_cap, least)
+                        stored = sum(n for n, _ in spammed)
+                        if alone is None:
+                            return OneKeyRun(checkpoint * max(1, spam_repeats), stored, 1, least, why)
+                        return OneKeyRun(checkpoint * max(1, spam_repeats), stored, int(alone.feedback["keys"]), least,
+                                         None, _measure(client, sim, embedder, test, qids, art), alone.guard.passed,
+                                         alone.guard.reasons, _changed(alone))
+
                     adversarial = AdversarialRun(
                         checkpoint, checkpoint, key_cap, round(float(capped.feedback["capped_keys"].get("spammer", 1.0)), 4),
                         candidate, _measure(client, sim, embedder, test, qids, capped_art),
-                        _measure(client, sim, embedder, test, qids, open_art), capped.guard.passed, uncapped.guard.passed)
+                        _measure(client, sim, embedder, test, qids, open_art), capped.guard.passed, uncapped.guard.passed,
+                        checkpoint * max(1, spam_repeats), sum(n for n, _ in spammed), min_keys,
+                        capped.guard.reasons, uncapped.guard.reasons,
+                        one_key(f"one-key-{checkpoint}", min_keys), one_key(f"one-key-no-minimum-{checkpoint}", 1))
             if ab_events and passed is None:
                 notes.append("A/B: no candidate passed the guard, so none may serve traffic; nothing was tested")
             elif ab_events and passed is not None:
@@ -380,6 +455,9 @@ def _record(client: OpenSearch, settings: Settings, curve: FeedbackCurve, folder
         for label, figures in (("spam, key cap", a.capped), ("spam, no cap", a.uncapped)):
             rows.append(EvalRunRow(**base, row=f"after {a.honest_events} events + {a.spam_events} {label}",  # type: ignore[arg-type]
                                    main=False, metrics={**figures, "events": float(a.honest_events + a.spam_events)}))
+        if a.one_key is not None and a.one_key.figures is not None:
+            rows.append(EvalRunRow(**base, row=f"one key, {a.one_key.events} events",  # type: ignore[arg-type]
+                                   main=False, metrics={**a.one_key.figures, "events": float(a.one_key.events)}))
     EvalRunLog.open(client, settings).record(rows, source="bench")
 
 

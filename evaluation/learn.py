@@ -3,7 +3,9 @@
 1. Feedback events and the answers they are about are read from OpenSearch
    (:func:`~toolsift.search.feedback.load_feedback`) and become weighed pairs by
    :func:`~toolsift.ranker.feedback_pairs.feedback_pairs` (confirmed events only, position-bias
-   correction, per-key and per-tool caps).
+   correction, per-key and per-tool caps, no key over 1 / ``min_keys`` of the weight). Pairs from
+   fewer than ``min_keys`` distinct keys (the ``learn_min_keys`` setting) are refused before anything
+   is trained or written (:class:`~toolsift.ranker.feedback_pairs.TooFewKeysError`).
 2. Requests are split by a hash of their id: ``holdout`` of them are held out (never trained on).
 3. The other pairs become MFTR training queries on the current index
    (:func:`~toolsift.search.learning.feedback_training_queries`) and train candidate weights
@@ -17,8 +19,18 @@
    * on the held-out requests: how high each tool that was called and worked ranks among the tools
      its request was shown, 1 / log2(1 + rank) weighed by inverse propensity (an unbiased estimate
      from logged feedback) — the candidate must beat the current ranking;
-   * on each benchmark given (a ToolRet folder, say): multi-field NDCG@10 with the same retriever —
-     the candidate may lose at most ``tolerance`` on any.
+   * on each benchmark (``--benchmark`` and the ``learn_benchmarks`` setting; a ToolRet folder, say):
+     multi-field NDCG@10 with the same retriever — the candidate may lose at most
+     ``learn_benchmark_tolerance`` (0.005) on any. This half is on by default: with no benchmark named
+     learning is refused up front, unless it is turned off explicitly (``benchmark_guard=False``,
+     ``--no-benchmark-guard``);
+   * **plausibility** (:func:`plausibility`): the tenant's logged searches (up to
+     :data:`PLAUSIBILITY_SEARCHES` distinct requests, the latest first) are searched with both; a
+     search counts as changed when at least :data:`REPLACED` of its top 10 tools are replaced, and a
+     candidate that changes more than ``learn_max_changed`` (half) of them is refused as implausible —
+     honest feedback reorders answers and swaps a tool or two, a poisoned candidate replaces most of
+     them (``toolsift bench feedback``: 7.5 % against 100 %) — unless an admin forces it (``force``,
+     ``--force``; the figure is recorded either way).
    The candidate is written as a versioned weights artifact either way (its record holds the guard's
    report); ``passed`` says whether it may be promoted. Nothing is promoted here.
 """
@@ -39,21 +51,32 @@ from toolsift.embedding import Embedder
 from toolsift.errors import ConfigError
 from toolsift.ingest.reembed import Reembedded, reembed_version
 from toolsift.mappings.index import IndexManager
+from toolsift.query.scope import Scope
 from toolsift.ranker.artifact import WeightsArtifact, write_json_atomic
 from toolsift.ranker.experiments import hash_share
-from toolsift.ranker.feedback_pairs import FeedbackPair, LearningPolicy, feedback_pairs
+from toolsift.ranker.feedback_pairs import FeedbackPair, LearningPolicy, feedback_pairs, require_keys
 from toolsift.ranker.mftr import FIELDS_AND_RANK, MFTRWeights
 from toolsift.ranker.training import TrainingConfig, train_mftr
 from toolsift.records import kinds_for
 from toolsift.search import Searcher
 from toolsift.search.feedback import load_feedback
 from toolsift.search.learning import feedback_training_queries
+from toolsift.search.querylog import logged_requests
 
-__all__ = ["GuardReport", "LearnOutcome", "ReembedOutcome", "learn_weights", "reembed_guarded", "held_out",
-           "serving_weights", "TOLERANCE", "WARM_START", "FROM_ZERO"]
+__all__ = ["GuardReport", "LearnOutcome", "ReembedOutcome", "Plausibility", "learn_weights", "reembed_guarded",
+           "held_out", "plausibility", "serving_weights", "TOLERANCE", "WARM_START", "FROM_ZERO",
+           "PLAUSIBILITY_SEARCHES", "REPLACED", "NO_BENCHMARK"]
 
-#: How much NDCG@10 a candidate may lose on a benchmark (the published figures' own band).
+#: How much NDCG@10 a candidate may lose on a benchmark (the published figures' own band): the
+#: ``learn_benchmark_tolerance`` setting's default.
 TOLERANCE = 0.005
+#: How many of the tenant's logged searches (distinct requests, the latest first) the plausibility check re-runs.
+PLAUSIBILITY_SEARCHES = 200
+#: How many of a search's top 10 tools a candidate must replace for the search to count as changed.
+REPLACED = 3
+#: Why learning is refused when the benchmark guard is on and names no benchmark.
+NO_BENCHMARK = ("the benchmark guard is on and names no benchmark: give one with --benchmark DIR (or the "
+                "learn_benchmarks setting), or turn the guard off explicitly with --no-benchmark-guard")
 #: Learning from the weights serving now: small steps, pulled back to them (λ = 0.1 per Σ(θ − θ₀)²;
 #: chosen on held-out feedback of a ToolLens simulation, 1,000 events: 0.1 moved it most, 1 barely).
 WARM_START = TrainingConfig(min_steps=200, features=FIELDS_AND_RANK, learning_rate=0.01, prior=0.1)
@@ -62,16 +85,55 @@ FROM_ZERO = TrainingConfig(min_steps=200, features=FIELDS_AND_RANK)
 
 
 @dataclass(frozen=True)
+class Plausibility:
+    """How many of the tenant's logged searches a candidate answers with other top-10 tools.
+
+    Args:
+        searches: logged searches re-run (distinct requests).
+        changed: those whose top 10 tools the candidate replaces at least :data:`REPLACED` of.
+        mean_kept: tools of the current top 10 the candidate keeps there, on average.
+        limit: the largest share of ``changed`` allowed (``learn_max_changed``).
+        forced: an admin accepted a share over the limit (``--force``).
+    """
+
+    searches: int
+    changed: int
+    mean_kept: float
+    limit: float
+    forced: bool = False
+
+    @property
+    def share(self) -> float:
+        """The share of searches changed (0 when none was re-run)."""
+        return self.changed / self.searches if self.searches else 0.0
+
+    @property
+    def implausible(self) -> bool:
+        return self.share > self.limit
+
+    def describe(self) -> str:
+        return (f"{self.changed} of {self.searches} logged searches ({self.share:.0%}) get {REPLACED} or more of "
+                f"their top-10 tools replaced, {self.mean_kept:.1f} of 10 kept on average")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "share": round(self.share, 4)}
+
+
+@dataclass(frozen=True)
 class GuardReport:
-    """Current against candidate, on held-out feedback and on each benchmark."""
+    """Current against candidate, on held-out feedback, on each benchmark, and how many logged searches
+    it changes."""
 
     held_out: dict[str, float]
     benchmarks: dict[str, dict[str, float]]
     passed: bool
     reasons: tuple[str, ...]
+    plausibility: Plausibility | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out["plausibility"] = None if self.plausibility is None else self.plausibility.to_dict()
+        return out
 
 
 @dataclass(frozen=True)
@@ -124,9 +186,9 @@ def _split(pairs: Sequence[FeedbackPair], holdout: float) -> tuple[list[Feedback
 
 
 def _benchmark_guard(client: OpenSearch, folders: Sequence[Path], arms: Sequence[tuple[Settings, Embedder]],
-                     retriever: Retriever) -> tuple[dict[str, dict[str, float]], list[str]]:
+                     retriever: Retriever, tolerance: float = TOLERANCE) -> tuple[dict[str, dict[str, float]], list[str]]:
     """Multi-field NDCG@10 of the current and the candidate arm (settings, embedder) on each benchmark,
-    and a reason for each the candidate loses more than :data:`TOLERANCE` on."""
+    and a reason for each the candidate loses more than ``tolerance`` on."""
     from toolsift.evaluation.runner import run_eval
 
     compared: dict[str, dict[str, float]] = {}
@@ -136,9 +198,26 @@ def _benchmark_guard(client: OpenSearch, folders: Sequence[Path], arms: Sequence
                                         retriever=retriever, embedder=embedder).metrics["ndcg@10"], 4)
                   for label, (local, embedder) in zip(("current", "candidate"), arms, strict=True)}
         compared[folder.name] = scores
-        if scores["candidate"] < scores["current"] - TOLERANCE:
-            reasons.append(f"{folder.name}: NDCG@10 {scores['candidate']:.4f} against {scores['current']:.4f}")
+        if scores["candidate"] < scores["current"] - tolerance:
+            reasons.append(f"{folder.name}: NDCG@10 {scores['candidate']:.4f} against {scores['current']:.4f} "
+                           f"(may lose at most {tolerance:g}, learn_benchmark_tolerance)")
     return compared, reasons
+
+
+def plausibility(current: Searcher, candidate: Searcher, requests: Sequence[tuple[str, str | None]],
+                 retriever: Retriever, *, limit: float, forced: bool = False, depth: int = 10) -> Plausibility:
+    """Re-run each logged request (text, the tenant it was answered in: None for every tenant) with
+    ``current`` and ``candidate`` and count those whose top ``depth`` tools the candidate replaces at
+    least :data:`REPLACED` of."""
+    changed = kept = 0
+    for text, tenant in requests:
+        scope = Scope(tenant=tenant)
+        before, after = (
+            {t.doc_id for t in s.search(text, top_k=depth, method="multi-field", retriever=retriever, scope=scope).tools}
+            for s in (current, candidate))
+        changed += len(before - after) >= min(REPLACED, len(before)) and before != after
+        kept += len(before & after)
+    return Plausibility(len(requests), changed, round(kept / len(requests), 2) if requests else 0.0, limit, forced)
 
 
 def serving_weights(current: Searcher, settings: Settings, retriever: Retriever) -> MFTRWeights:
@@ -163,11 +242,23 @@ def learn_weights(
     warm_start: bool = True,
     holdout: float = 0.2,
     benchmarks: Sequence[Path] = (),
+    benchmark_guard: bool = True,
+    force: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> LearnOutcome:
-    """Learn candidate weights from the feedback in OpenSearch and guard them (module docstring)."""
+    """Learn candidate weights from the feedback in OpenSearch and guard them (module docstring).
+
+    Raises:
+        ConfigError: the benchmark guard is on and no benchmark is named (``benchmarks`` nor the
+            ``learn_benchmarks`` setting), or no training pairs.
+        TooFewKeysError: the pairs come from fewer than ``policy.min_keys`` distinct keys.
+    """
+    benchmarks = list(dict.fromkeys([*benchmarks, *settings.learn_benchmarks]))  # named, and always the configured ones
+    if benchmark_guard and not benchmarks:
+        raise ConfigError(f"learn: {NO_BENCHMARK}")
     answers, events = load_feedback(client, settings, tenant=tenant)
     made = feedback_pairs(answers, events, policy)
+    require_keys(made, policy, what=f"learn{f' (tenant {tenant!r})' if tenant else ''}")
     train_pairs, test = _split(made.pairs, holdout)
     current = Searcher(client, settings.with_overrides(query_log=False), embedder, source="learn")
     start = serving_weights(current, settings, retriever) if warm_start else None
@@ -179,7 +270,8 @@ def learn_weights(
                           "unconfirmed; a pair needs a successful call and a tool shown beside it that was not called)")
     trained = train_mftr(queries, kinds_for(retriever), training, start=start)
     feedback = {"events": made.events, "unconfirmed": made.unconfirmed, "requests": made.requests,
-                "pairs": len(made.pairs), "training_queries": len(queries), "held_out_requests": len(test),
+                "pairs": len(made.pairs), "keys": made.keys, "training_queries": len(queries),
+                "held_out_requests": len(test),
                 "capped_keys": dict(made.capped_keys), "capped_tools": dict(made.capped_tools),
                 "policy": asdict(policy), "tenant": tenant}
     staged = WeightsArtifact(trained.weights, config={
@@ -196,12 +288,17 @@ def learn_weights(
         reasons.append("no held-out feedback to compare on")
     elif after <= before:
         reasons.append(f"held-out feedback IPS-DCG {after:.4f} is not above the current {before:.4f}")
-    compared, lost = _benchmark_guard(client, benchmarks, [(settings, embedder),
-                                                           (settings.with_overrides(weights=staged.path), embedder)],
-                                      retriever)
+    moved = plausibility(current, candidate, logged_requests(client, settings, tenant=tenant, limit=PLAUSIBILITY_SEARCHES),
+                         retriever, limit=settings.learn_max_changed, forced=force)
+    if moved.implausible and not force:
+        reasons.append(f"implausible: {moved.describe()}, more than learn_max_changed {moved.limit:.0%}; an admin "
+                       "who trusts the feedback may force it (--force)")
+    compared, lost = _benchmark_guard(client, benchmarks if benchmark_guard else [],
+                                      [(settings, embedder), (settings.with_overrides(weights=staged.path), embedder)],
+                                      retriever, settings.learn_benchmark_tolerance)
     reasons += lost
     guard = GuardReport({"current": round(before, 4), "candidate": round(after, 4), "requests": float(len(test))},
-                        compared, not reasons, tuple(reasons))
+                        compared, not reasons, tuple(reasons), moved)
     assert staged.path is not None
     saved = WeightsArtifact(staged.weights, staged.config, {"guard": guard.to_dict()}, staged.created, staged.path)
     write_json_atomic(staged.path, saved.to_dict())  # the same version, now with its guard's report
@@ -231,27 +328,41 @@ def reembed_guarded(
     holdout: float = 0.2,
     policy: LearningPolicy = LearningPolicy(),
     swap: bool = True,
+    benchmark_guard: bool = True,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> ReembedOutcome:
     """Re-embed ``settings.index`` with ``candidate`` into a new version and swap the alias to it only
     when the guard passes (and ``swap``); a version not swapped in is deleted.
 
-    The guard: on each benchmark, multi-field NDCG@10 with the candidate embedder may lose at most
-    :data:`TOLERANCE` against the current one (each on its own evaluation index); on the alias's
-    feedback, the held-out requests' IPS-DCG among the shown tools (as :func:`learn_weights` guards)
-    searched on the new version may not fall below the current version's. With neither, nothing is
-    compared and the guard fails. The old version is kept after a swap (``toolsift index status``).
+    The guard: on each benchmark (``benchmarks`` and the ``learn_benchmarks`` setting), multi-field
+    NDCG@10 with the candidate embedder may lose at most ``learn_benchmark_tolerance`` against the
+    current one (each on its own evaluation index); on the alias's feedback, when it comes from at
+    least ``policy.min_keys`` distinct keys, the held-out requests' IPS-DCG among the shown tools (as
+    :func:`learn_weights` guards) searched on the new version may not fall below the current
+    version's. With neither, nothing is compared and the guard fails. The old version is kept after a
+    swap (``toolsift index status``).
+
+    Raises:
+        ConfigError: the benchmark guard is on (``benchmark_guard``) and no benchmark is named;
+            nothing is built.
     """
+    benchmarks = list(dict.fromkeys([*benchmarks, *settings.learn_benchmarks]))  # named, and always the configured ones
+    if benchmark_guard and not benchmarks:
+        raise ConfigError(f"reembed: {NO_BENCHMARK}")
+    if not benchmark_guard:
+        benchmarks = []
     built = reembed_version(client, settings.index, candidate, progress=progress)
     manager = IndexManager(client, settings.index)
     probe = f"{settings.index}-reembed-candidate"
     held: dict[str, float] = {"current": 0.0, "candidate": 0.0, "requests": 0.0}
     try:
         compared, reasons = _benchmark_guard(client, benchmarks, [(settings, current), (settings, candidate)],
-                                             retriever)
+                                             retriever, settings.learn_benchmark_tolerance)
         test: dict[str, list[FeedbackPair]] = {}
         if settings.feedback_index and client.indices.exists(index=settings.feedback_index):
-            _, test = _split(feedback_pairs(*load_feedback(client, settings), policy).pairs, holdout)
+            made = feedback_pairs(*load_feedback(client, settings), policy)
+            if made.keys >= policy.min_keys:  # fewer keys' feedback is no evidence either way
+                _, test = _split(made.pairs, holdout)
         if test:
             client.indices.update_aliases(body={"actions": [{"add": {"index": built.index, "alias": probe}}]})
             quiet = settings.with_overrides(query_log=False)

@@ -8,18 +8,27 @@ index (``<alias>-approvals``, :mod:`toolsift.mappings.approvals`):
 * **first sight** — the policy of its source decides: ``first-sight`` approves and pins it now;
   ``manual`` holds it (nothing is served until someone approves it).
 * **unchanged** — the definition hash and the source equal the pinned ones: written as usual.
-* **changed** — another definition, or another source (a collision: a second catalog naming the same
-  server): the change waits as ``pending``, and search keeps serving the **pinned version** (the
+* **changed** — another definition, or another source (a collision: a second catalog of the same
+  tenants naming the same server): the change waits as ``pending``, and search keeps serving the **pinned version** (the
   document as it was approved; a rebuild writes that one). Serving the pinned version rather than
   nothing keeps an agent's working tool working while a person reviews the change; the changed text
   reaches no agent until approved. ``toolsift ingest --approve`` approves every change of the run
   (the catalog's own author editing it).
 
 The definition hash covers what an agent receives and what the search matches: the name, description,
-parameters, response and the raw documentation (so the input schema), and the owning agent; not what
-toolsift computes (tenants, risk, prerequisites). ``toolsift approvals list | show | approve | reject``
-and the workbench's review queue act on the pending changes; approving indexes the pending document
-and pins it.
+parameters, response and the raw documentation (so the input schema), and the owning agent (as the
+catalog names it); not what toolsift computes (tenants, scoped ids, risk, prerequisites).
+``toolsift approvals list | show | approve | reject`` and the workbench's review queue act on the
+pending changes; approving indexes the pending document and pins it.
+
+**Tenants.** Records are keyed by document id, and a tenant catalog's ids are scoped to its tenants
+(:mod:`toolsift.mappings.scoped`): a server name that two tenants share is two records, and one tenant's
+ingest never meets another's pin. A record carries its documents' ``tenants``; the review queue a
+caller sees (:meth:`ApprovalStore.pending` with its tenant) holds only records whose every stored
+definition — the pinned one and the one waiting — it may see. A record written under a plain id before
+ids were scoped moves to the scoped id, pin kept, when its catalog is ingested again (only when the
+definition it pins is of that catalog's tenants; a change another tenant's catalog left waiting on it
+is dropped, as that catalog's server is now a document of its own).
 """
 
 from __future__ import annotations
@@ -40,8 +49,10 @@ from opensearchpy.helpers import bulk
 from toolsift.config import ApprovalPolicy, Settings
 from toolsift.errors import IndexingError, NotFoundError
 from toolsift.mappings import AgentDoc, ParameterDoc, ToolDoc
+from toolsift.mappings.scoped import is_scoped, plain_id, same_scope, scoped_source
 from toolsift.mappings.approvals import ApprovalDoc, approvals_index, approvals_index_body
-from toolsift.opensearch import ensure_index
+from toolsift.opensearch import BulkRetry, ensure_index
+from toolsift.query.scope import tenant_clause
 
 __all__ = [
     "ApprovalPolicy",
@@ -54,6 +65,7 @@ __all__ = [
     "doc_from_dict",
     "definition_diff",
     "approve_pending",
+    "visible_to",
 ]
 
 Doc = ToolDoc | AgentDoc
@@ -74,8 +86,9 @@ def definition_of(doc: Doc) -> dict[str, Any]:
     """What an agent receives of a document, and what the search matches: the part a change to is a change."""
     if isinstance(doc, AgentDoc):
         return {"entity": "agent", "name": doc.name, "description": doc.description, "raw": doc.raw}
-    return {
-        "entity": "tool", "name": doc.name, "agent_id": doc.agent_id, "description": doc.description,
+    return {  # the owner as the catalog names it: the same definition under any tenants
+        "entity": "tool", "name": doc.name, "agent_id": plain_id(doc.agent_id) if doc.agent_id else None,
+        "description": doc.description,
         "parameters": [asdict(p) for p in doc.parameters], "response": doc.response, "raw": doc.raw,
     }
 
@@ -136,6 +149,8 @@ class Plan:
     held: dict[str, Held]
     approved: int = 0
     refused: dict[str, Held] = field(default_factory=dict)
+    #: scoped id → the plain id its record was stored under before ids were scoped (deleted once moved).
+    moved: dict[str, str] = field(default_factory=dict)
 
     @property
     def withheld(self) -> dict[str, Held]:
@@ -149,6 +164,36 @@ def _now() -> str:
 
 def _id(doc: Doc) -> str:
     return doc.agent_id if isinstance(doc, AgentDoc) else doc.tool_id
+
+
+def _stored_tenants(record: ApprovalDoc) -> list[tuple[str, ...]]:
+    """The tenants of each document a record stores (pinned, waiting); its ``tenants`` when it stores none."""
+    stored = [tuple(d.get("tenants") or ()) for d in (record.approved_doc, record.pending_doc) if d]
+    return stored or [record.tenants]
+
+
+def visible_to(record: ApprovalDoc, tenant: str | None) -> bool:
+    """Whether a caller of ``tenant`` (None: every tenant) may see ``record``: every definition it stores
+    is public or of that tenant (a record from before ids were scoped may pin one tenant's definition and
+    hold another's)."""
+    if tenant is None:
+        return True
+    return all(not owners or tenant in owners for owners in [record.tenants, *_stored_tenants(record)])
+
+
+def _moved(record: ApprovalDoc, doc_id: str, tenants: tuple[str, ...]) -> ApprovalDoc | None:
+    """A record stored under a plain id before ids were scoped, as the record of the scoped ``doc_id`` of
+    ``tenants``: when the definition it pins (or, pinning none, the one it holds) is of those tenants.
+    A change it holds from other tenants is dropped (that catalog's server is a document of its own now)."""
+    owner = record.approved_doc if record.approved_hash else record.pending_doc
+    if not owner or not same_scope(owner.get("tenants"), tenants):
+        return None
+    moved = replace(record, doc_id=doc_id, tenants=tenants,
+                    approved_doc=scoped_source(record.approved_doc, tenants) if record.approved_doc else {})
+    if record.pending_doc and same_scope(record.pending_doc.get("tenants"), tenants):
+        return replace(moved, pending_doc=scoped_source(record.pending_doc, tenants))
+    return replace(moved, status="approved" if record.approved_hash else record.status, reason="", pending_hash="",
+                   pending_source="", pending_since=None, pending_doc={}, pending_definition="", pending_risk=())
 
 
 class ApprovalStore:
@@ -174,13 +219,18 @@ class ApprovalStore:
                     found[hit["_id"]] = _record(hit["_source"])
         return found
 
-    def pending(self) -> list[ApprovalDoc]:
-        """Every change waiting for approval, oldest first."""
+    def pending(self, tenant: str | None = None) -> list[ApprovalDoc]:
+        """The changes waiting for approval that a caller of ``tenant`` may see (None: every one), oldest
+        first: records of its tenant and public ones, in the query; then only those whose every stored
+        definition it may see (:func:`visible_to`)."""
         if not self.exists():
             return []
+        scope = [tenant_clause(tenant)] if tenant is not None else []
         answer = self.client.search(index=self.index, body={
-            "size": 1000, "query": {"term": {"status": "pending"}}, "sort": [{"pending_since": "asc"}, {"doc_id": "asc"}]})
-        return [_record(hit["_source"]) for hit in answer["hits"]["hits"]]
+            "size": 1000, "query": {"bool": {"filter": [{"term": {"status": "pending"}}, *scope]}},
+            "sort": [{"pending_since": "asc"}, {"doc_id": "asc"}]})
+        records = [_record(hit["_source"]) for hit in answer["hits"]["hits"]]
+        return [r for r in records if visible_to(r, tenant)]
 
     def plan(self, docs: Iterable[Doc], *, policy: ApprovalPolicy, approve: bool, by: str) -> Plan:
         """Decide, for every document of an ingest, whether it is written, pinned or held.
@@ -195,6 +245,14 @@ class ApprovalStore:
         if policy == "off":
             return Plan([], {})
         existing = self.get([_id(d) for d in docs])
+        moved: dict[str, ApprovalDoc] = {}
+        plain = {_id(d): plain_id(_id(d)) for d in docs if is_scoped(_id(d)) and _id(d) not in existing}
+        before = self.get(sorted(set(plain.values())))
+        for doc in docs:
+            old = before.get(plain.get(_id(doc), ""))
+            record = _moved(old, _id(doc), doc.tenants) if old is not None else None
+            if record is not None:
+                existing[_id(doc)] = moved[_id(doc)] = record
         now = _now()
         records: list[ApprovalDoc] = []
         held: dict[str, Held] = {}
@@ -205,6 +263,7 @@ class ApprovalStore:
             entity = "agent" if isinstance(doc, AgentDoc) else "tool"
             risk = doc.risk_reasons if isinstance(doc, ToolDoc) else ()
             record = existing.get(doc_id)
+            tenants = doc.tenants
             pinned = record is not None and bool(record.approved_hash)
             if pinned and record is not None and record.approved_hash == digest and record.approved_source == source:
                 if record.status == "pending":  # the change was reverted: nothing waits any more
@@ -217,7 +276,7 @@ class ApprovalStore:
                 records.append(ApprovalDoc(
                     doc_id=doc_id, entity=entity, agent_id=doc.agent_id, status="approved", approved_hash=digest,
                     approved_source=source, approved_at=now, approved_by=by, approved_doc=asdict(doc),
-                    approved_definition=_pretty(doc)))
+                    approved_definition=_pretty(doc), tenants=tenants))
                 continue
             reason = "new" if not pinned else ("source" if record is not None and record.approved_source != source
                                                else "changed")
@@ -234,22 +293,30 @@ class ApprovalStore:
             base = record or ApprovalDoc(doc_id=doc_id, entity=entity, agent_id=doc.agent_id)
             records.append(replace(base, status="pending", reason=reason, pending_hash=digest, pending_source=source,
                                    pending_since=now, pending_doc=asdict(doc), pending_definition=_pretty(doc),
-                                   pending_risk=tuple(risk)))
-        return Plan(records, held, approved, refused)
+                                   pending_risk=tuple(risk), tenants=tenants))
+        written = {r.doc_id for r in records}
+        records += [r for doc_id, r in moved.items() if doc_id not in written]  # moved as they were
+        return Plan(records, held, approved, refused, {doc_id: plain[doc_id] for doc_id in moved})
 
-    def write(self, records: Sequence[ApprovalDoc]) -> None:
-        """Store records (each one document, so none is half-written).
+    def write(self, records: Sequence[ApprovalDoc], *, retired: Sequence[str] = ()) -> None:
+        """Store records (each one document, so none is half-written), then delete the records of
+        ``retired`` ids (plain ids whose records moved to scoped ones, :attr:`Plan.moved`).
 
         Raises:
             IndexingError: OpenSearch refused some of them.
         """
         if not records:
             return
-        ensure_index(self.client, self.index, approvals_index_body())
+        ensure_index(self.client, self.index, approvals_index_body(), added_fields=("tenants",))
         _, errors = bulk(self.client, ({"_index": self.index, "_id": r.doc_id, "_source": asdict(r)} for r in records),
-                         raise_on_error=False, refresh="wait_for")
+                         raise_on_error=False, refresh="wait_for", **BulkRetry().kwargs())
         if errors:
             raise IndexingError(f"approvals: {len(errors)} of {len(records)} record(s) were not stored", list(errors))
+        stored = {r.doc_id for r in records}
+        gone = [doc_id for doc_id in dict.fromkeys(retired) if doc_id not in stored]
+        if gone:
+            bulk(self.client, ({"_op_type": "delete", "_index": self.index, "_id": doc_id} for doc_id in gone),
+                 raise_on_error=False, refresh="wait_for", **BulkRetry().kwargs())
 
     def one(self, doc_id: str) -> ApprovalDoc:
         """The record of ``doc_id``.
@@ -298,6 +365,7 @@ class ApprovalStore:
 def _record(source: Mapping[str, Any]) -> ApprovalDoc:
     values = dict(source)
     values["pending_risk"] = tuple(values.get("pending_risk") or ())
+    values["tenants"] = tuple(values.get("tenants") or ())
     known = set(ApprovalDoc.__dataclass_fields__)
     return ApprovalDoc(**{k: v for k, v in values.items() if k in known})
 

@@ -28,7 +28,7 @@ from toolsift.errors import CatalogError, IndexingError
 from toolsift.ingest.benchmarks import load_benchmark
 from toolsift.mappings.history import history_alias, history_index_body
 from toolsift.mappings.index import IndexManager
-from toolsift.opensearch import bulk_loading
+from toolsift.opensearch import BulkRetry, bulk_loading
 from toolsift.records import Bundle, History, PastQuery
 
 __all__ = ["load_history", "index_history", "bundle_tenants", "NO_TENANT"]
@@ -182,7 +182,7 @@ def index_history(
                                                                            for t in b.tools}))
             for ok, item in streaming_bulk(client, _actions(history, index, vectors, tool_names or {}, 256,
                                                             tool_tenants),
-                                           chunk_size=500, max_retries=5, raise_on_error=False):
+                                           chunk_size=500, raise_on_error=False, **BulkRetry().kwargs()):
                 done += 1
                 if not ok:
                     failed.append(item)

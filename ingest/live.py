@@ -386,10 +386,14 @@ class Syncer:
     def _observe(self, source: McpSource, record: Mapping[str, Any]) -> None:
         """Record the listing's definitions in the versions index (new, changed, deprecated, pruned)."""
         from toolsift.ingest.loaders.mcp import tool_id_for
+        from toolsift.mappings.scoped import scoped_id
 
-        definitions = {tool_id_for(source.name, str(tool["name"])): tool for tool in record["tools"]}
+        # the ids the catalog index holds: scoped to the source's tenants (toolsift.mappings.scoped)
+        definitions = {scoped_id(tool_id_for(source.name, str(tool["name"])), source.tenants): tool
+                       for tool in record["tools"]}
         VersionStore(self.client, self.settings.index).observe(
-            f"mcp/{source.name}", definitions, grace_days=self.settings.deprecation_grace_days)
+            f"mcp/{source.name}", definitions, grace_days=self.settings.deprecation_grace_days,
+            tenants=tuple(source.tenants))
 
     def _error(self, source: McpSource, exc: SourceError) -> None:
         self._set(source, state="error", last_error=str(exc), error_at=time.time())

@@ -88,6 +88,7 @@ from toolsift.ingest.derive import derive_fields
 from toolsift.ingest.loaders.files import type_name
 from toolsift.ingest.nesting import DEFAULT_MAX_NESTING_DEPTH, nesting_problem, too_deep
 from toolsift.ingest.records import AGENT_ID_PREFIX, RawAgent, RawTool
+from toolsift.mappings.scoped import SCOPE_MARK, reserved
 from toolsift.mappings.model import (
     SCHEMA_QUALITIES,
     UNPARSED_PARAMETERS,
@@ -441,6 +442,9 @@ def _check_id(value: Any, record: _Record, field: str) -> None:
         raise record.error(f"the id is {size} bytes long; at most {MAX_ID_BYTES} are allowed", field)
     if any(unicodedata.category(char) == "Cc" for char in value):
         raise record.error("the id contains control characters", field)
+    if reserved(value):  # toolsift's tenant-scoped ids (toolsift.mappings.scoped): no catalog may name one
+        raise record.error(f"an id may not start with {SCOPE_MARK!r} (after {AGENT_ID_PREFIX!r} for an agent): "
+                           "that prefix marks toolsift's tenant-scoped ids", field)
 
 
 def _check_agent_id(value: Any, record: _Record, field: str) -> None:

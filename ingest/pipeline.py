@@ -23,11 +23,12 @@ import threading
 import time
 from contextlib import closing, nullcontext
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from opensearchpy import OpenSearch
+from opensearchpy.exceptions import TransportError
 from opensearchpy.helpers import streaming_bulk
 
 from toolsift.access import valid_tenant
@@ -38,7 +39,7 @@ from toolsift.ingest.approvals import ApprovalStore, Held, Plan, policy_for
 from toolsift.ingest.embed import document_texts, index_sources
 from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.nesting import DEFAULT_MAX_NESTING_DEPTH
-from toolsift.ingest.normalise import normalise_agent, normalise_tool
+from toolsift.ingest.normalise import MAX_ID_BYTES, normalise_agent, normalise_tool
 from toolsift.ingest.prerequisites import link_prerequisites, with_prerequisites
 from toolsift.ingest.records import (
     FlaggedRecord,
@@ -48,6 +49,7 @@ from toolsift.ingest.records import (
     RejectedRecord,
     RiskFlaggedRecord,
 )
+from toolsift.mappings.scoped import plain_id, scoped_doc, scoped_id
 from toolsift.ingest.screen import screen_catalog, screened, with_risk
 from toolsift.ingest.screen_model import MeaningScreen, meaning_screen
 from toolsift.ingest.standardise_catalog import standardised_records
@@ -55,7 +57,7 @@ from toolsift.ingest.vectorcache import CACHE_FILE, CachedEncoder, VectorCache
 from toolsift.ingest.version import document_builder_version
 from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
 from toolsift.mappings.index import IndexManager
-from toolsift.opensearch import bulk_loading
+from toolsift.opensearch import BulkRetry, bulk_loading, node_refused_error, refusal
 
 __all__ = [
     "tenants_for",
@@ -189,7 +191,9 @@ def normalised_records(
     records: Iterable[RawTool | RawAgent | RejectedRecord], max_chars: int, tenants: tuple[str, ...] = (),
     max_depth: int = DEFAULT_MAX_NESTING_DEPTH,
 ) -> Iterator[tuple[str, Doc | CatalogRecordError]]:
-    """(position, document or the error that rejects it) for every record; documents carry ``tenants``.
+    """(position, document or the error that rejects it) for every record; documents carry ``tenants``
+    and, with tenants, ids scoped to them (:mod:`toolsift.mappings.scoped`: a name two tenants share is
+    two documents).
 
     ``max_chars`` and ``max_depth`` are the ``max_field_chars`` and ``max_nesting_depth`` settings."""
     for rec in records:
@@ -205,7 +209,17 @@ def normalised_records(
         except CatalogRecordError as exc:
             yield rec.position, exc
             continue
-        yield rec.position, replace(doc, tenants=tenants) if tenants else doc
+        if not tenants:
+            yield rec.position, doc
+            continue
+        doc = scoped_doc(doc, tenants)
+        size = len(_doc_id(doc).encode("utf-8"))
+        if size > MAX_ID_BYTES:
+            yield rec.position, CatalogRecordError(
+                doc.source, rec.position, f"the id scoped to its tenants ({_doc_id(doc)!r}) is {size} bytes long; "
+                f"at most {MAX_ID_BYTES} are allowed", record_id=_doc_id(doc), field="id")
+            continue
+        yield rec.position, doc
 
 
 def _doc_id(doc: Doc) -> str:
@@ -233,6 +247,8 @@ class _Validation:
     order: list[str] = field(default_factory=list)
     #: Documents whose new version waits for approval (:mod:`toolsift.ingest.approvals`).
     held: dict[str, Held] = field(default_factory=dict)
+    #: The tenants the index recorded for this file's last ingest (None: not ingested into it before).
+    previous: tuple[str, ...] | None = None
 
     def finished(self, tool: ToolDoc) -> ToolDoc:
         """A tool as indexed: with what reading the whole catalog found (prerequisites, risk)."""
@@ -423,6 +439,9 @@ def ingest_catalog(
         CatalogRejectedError: ``strict`` and at least one record is bad (nothing was written).
         IndexMismatchError: the index was built for another embedding model or schema.
         IndexingError: the bulk writes failed entirely (e.g. the node went away).
+        ClusterError: the node still refused with 429 after the ``bulk_max_retries`` retries (a tripped
+            circuit breaker, full queues): one line naming the cause and the remedy; the index version this
+            ingest created (a rebuild's, or the first one) is removed.
     """
     started = time.perf_counter()
     path = Path(path)
@@ -450,6 +469,7 @@ def ingest_catalog(
     # Texts embedded before (any ingest, any index, this model) are read from the vector cache.
     cache = _vector_cache(settings)
     encoder = CachedEncoder(embedder, cache)
+    created: str | None = None  # the index version this run created: removed when the node refuses the ingest
     try:
         validation = _validate(path, fmt, settings.max_field_chars, progress, standardiser, scope, meaning_screen(encoder),
                                max_depth=settings.max_nesting_depth)
@@ -468,10 +488,14 @@ def ingest_catalog(
 
         tools = sum(1 for d in validation.documents if isinstance(d, ToolDoc))
         if rebuild:
-            target = manager.create_version(embedder.name, embedder.dimension, tools)
+            target = created = manager.create_version(embedder.name, embedder.dimension, tools)
         else:
+            first = manager.current() is None
             target = manager.ensure(embedder.name, embedder.dimension, tools).index
+            created = target if first else None
         report.index = target
+        recorded = [c for c in manager.info(target).catalogs.values() if c.get("path") == str(path)]
+        validation.previous = tuple(recorded[0].get("tenants") or ()) if recorded else None
 
         # A new version, or an index still empty, is bulk loaded (no refresh until the end): one segment,
         # so a rebuilt index answers k-NN queries exactly as the one it replaces.
@@ -492,7 +516,8 @@ def ingest_catalog(
         report.created -= sum(1 for f in report.failed if f["id"] not in existing)
         report.updated -= sum(1 for f in report.failed if f["id"] in existing)
         failed_ids = {f["id"] for f in report.failed}
-        store.write([r for r in plan.records if r.doc_id not in failed_ids])
+        store.write([r for r in plan.records if r.doc_id not in failed_ids],
+                    retired=[old for new, old in plan.moved.items() if new not in failed_ids])
         report.approved = plan.approved
 
         if report.failed and rebuild:
@@ -519,11 +544,47 @@ def ingest_catalog(
             manager.swap(target, delete_old=True)
         report.seconds = time.perf_counter() - started
         return report
+    except (TransportError, _Refused) as exc:
+        # The node itself is the limit (a circuit breaker still tripped after the retries, full queues): one
+        # line with the cause and the remedy, and no half-built version left behind.
+        cause = exc.cause if isinstance(exc, _Refused) else refusal(exc)
+        if cause is None:
+            raise
+        retry = BulkRetry.from_settings(settings)
+        removed = _remove_version(client, created, retry) if created else False
+        writes = isinstance(exc, _Refused)  # the bulk writes, retried; else another request of the ingest
+        raise node_refused_error(settings, cause, what="the writes" if writes else "a request of the ingest",
+                                 retry=retry if writes else None, removed=created if removed else None,
+                                 left=None if removed else created) from exc
     finally:
         report.texts_encoded, report.texts_cached = encoder.encoded, encoder.cached
         if cache is not None:
             cache.trim()
             cache.close()
+
+
+class _Refused(Exception):
+    """Documents of the write pass that the node still refused with 429 after the retries (``cause``: what
+    it said, :func:`~toolsift.opensearch.refusal`)."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+def _remove_version(client: OpenSearch, index: str, retry: BulkRetry) -> bool:
+    """Delete the half-built index version ``index`` (its alias goes with it), backing off while the node
+    refuses with 429 as the bulk writes do; whether it is gone."""
+    for attempt in range(retry.max_retries + 1):
+        if attempt:
+            time.sleep(min(retry.max_backoff, retry.initial_backoff * 2 ** (attempt - 1)))
+        try:
+            client.indices.delete(index=index, ignore_unavailable=True)
+            return True
+        except TransportError as exc:
+            if refusal(exc) is None:
+                return False
+    return False
 
 
 def _vector_cache(settings: Settings) -> VectorCache | None:
@@ -553,23 +614,30 @@ def _write(
     existing = _existing_hashes(client, target, list(validation.hashes))
     chunks = _chunks(settings.ingest_chunk_texts, encoder, validation, existing, target, report)
     with closing(_ahead(chunks, on_stop=encoder.stop)) as ready:
-        for ok, item in streaming_bulk(
-            client,
-            _actions(ready, len(validation.hashes), progress),
-            chunk_size=200,
-            max_retries=5,
-            initial_backoff=1,
-            max_backoff=30,
-            raise_on_error=False,
-            raise_on_exception=True,
-        ):
-            if not ok:
-                op, detail = next(iter(item.items()))
-                report.failed.append(
-                    {"id": detail.get("_id"), "op": op, "status": detail.get("status"), "error": detail.get("error")}
-                )
+        try:
+            for ok, item in streaming_bulk(
+                client,
+                _actions(ready, len(validation.hashes), progress),
+                chunk_size=200,
+                **BulkRetry.from_settings(settings).kwargs(),
+                raise_on_error=False,
+                raise_on_exception=True,
+            ):
+                if not ok:
+                    op, detail = next(iter(item.items()))
+                    report.failed.append({"id": detail.get("_id"), "op": op, "status": detail.get("status"),
+                                          "error": detail.get("error")})
+        except TransportError as exc:  # the whole request still refused after the retries
+            cause = refusal(exc)
+            if cause is None:
+                raise
+            raise _Refused(cause) from exc
+    refused = next((cause for f in report.failed if (cause := refusal(f)) is not None), None)
+    if refused is not None:  # documents the node still refused with 429 after the retries
+        raise _Refused(refused)
     if prune:
         report.deleted = _prune(client, target, validation)
+    report.deleted += _retire_replaced(client, target, validation)
     client.indices.refresh(index=target)
     return existing
 
@@ -702,7 +770,37 @@ def _chunks(
         yield embedded()
 
 
+def _exactly(tenants: Sequence[str]) -> list[dict[str, Any]]:
+    """Filters of the documents whose tenants are exactly ``tenants`` (none: the public ones): another
+    scope's documents are other documents, whatever their source is called."""
+    if not tenants:
+        return [{"bool": {"must_not": {"exists": {"field": F.tenants}}}}]
+    every = {"terms_set": {F.tenants: {"terms": sorted(set(tenants)),
+                                       "minimum_should_match_script": {"source": f"doc['{F.tenants}'].size()"}}}}
+    return [*({"term": {F.tenants: t}} for t in sorted(set(tenants))), every]
+
+
+def _retire_replaced(client: OpenSearch, index: str, validation: _Validation) -> int:
+    """Delete this catalog's documents that its ids now replace (:mod:`toolsift.mappings.scoped`): those an
+    ingest before ids were scoped wrote for its tenants under plain ids, and, when the file was ingested
+    for other tenants last time, those of its former tenants (their ids, their ``tenants`` exactly)."""
+    plain = {plain_id(doc_id) for doc_id in validation.hashes}
+    scopes = {tuple(sorted(set(validation.tenants)))}
+    if validation.previous is not None:
+        scopes.add(tuple(sorted(set(validation.previous))))
+    deleted = 0
+    for scope in sorted(scopes):
+        ids = sorted((plain | {scoped_id(p, scope) for p in plain}) - set(validation.hashes))
+        for start in range(0, len(ids), 1000):
+            answer = client.delete_by_query(index=index, body={"query": {"bool": {"filter": [
+                {"ids": {"values": ids[start:start + 1000]}}, {"terms": {F.source: sorted(validation.sources)}},
+                *_exactly(scope)]}}}, params={"refresh": "true", "conflicts": "proceed"})
+            deleted += int(answer.get("deleted", 0))
+    return deleted
+
+
 def _prune(client: OpenSearch, index: str, validation: _Validation) -> int:
+    """Delete the documents of this catalog's sources and tenants that it no longer has."""
     if not validation.sources:
         return 0
     answer = client.delete_by_query(
@@ -710,7 +808,7 @@ def _prune(client: OpenSearch, index: str, validation: _Validation) -> int:
         body={
             "query": {
                 "bool": {
-                    "filter": [{"terms": {F.source: sorted(validation.sources)}}],
+                    "filter": [{"terms": {F.source: sorted(validation.sources)}}, *_exactly(validation.tenants)],
                     "must_not": [{"ids": {"values": list(validation.hashes)}}],
                 }
             }

@@ -28,7 +28,7 @@ from toolsift.ingest.embed import index_sources
 from toolsift.mappings import F
 from toolsift.mappings.index import IndexManager
 from toolsift.mappings.model import NESTED_VECTOR_FIELDS, VECTOR_FIELDS, vector_field
-from toolsift.opensearch import bulk_loading
+from toolsift.opensearch import BulkRetry, bulk_loading
 
 __all__ = ["Reembedded", "doc_from_source", "reembed_version"]
 
@@ -100,7 +100,8 @@ def reembed_version(
                 actions = [{"_op_type": "index", "_index": target, "_id": doc_id, "_source": source,
                             **({"_routing": routing} if routing else {})}
                            for (doc_id, routing, _), source in zip(batch, sources, strict=True)]
-                _, errors = helpers.bulk(client, actions, raise_on_error=False, request_timeout=120)
+                _, errors = helpers.bulk(client, actions, raise_on_error=False, request_timeout=120,
+                                        **BulkRetry().kwargs())
                 if errors:
                     raise IndexingError(f"{len(errors)} document(s) failed to index into {target}; "
                                         "the new version was discarded", list(errors)[:10])

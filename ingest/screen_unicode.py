@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 __all__ = [
     "INVISIBLE",
     "visible",
+    "without_invisible",
     "strip_invisible",
     "decoded_tags",
     "decoded_selectors",
@@ -87,6 +88,12 @@ def _presentation(text: str, index: int) -> bool:
     return not before.isascii() and not INVISIBLE.match(before)
 
 
+def _hidden(text: str, index: int) -> bool:
+    """Whether ``text[index]`` is drawn as nothing and is no emoji's presentation selector."""
+    char = text[index]
+    return bool(INVISIBLE.match(char)) and not (0xFE00 <= ord(char) <= 0xFE0F and _presentation(text, index))
+
+
 def visible(text: str) -> str:
     """``text`` with every invisible or reordering character written as a visible escape (``\\u200b``),
     for handing a flagged description to an agent or showing it to a person. A lone variation selector
@@ -95,11 +102,19 @@ def visible(text: str) -> str:
         return text
     out = []
     for index, char in enumerate(text):
-        if INVISIBLE.match(char) and not (0xFE00 <= ord(char) <= 0xFE0F and _presentation(text, index)):
+        if _hidden(text, index):
             out.append(f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}")
         else:
             out.append(char)
     return "".join(out)
+
+
+def without_invisible(text: str) -> str:
+    """``text`` less every character :func:`visible` would write as an escape (nothing else changes):
+    for a short line that must carry no hidden text and has no room for escapes."""
+    if not INVISIBLE.search(text):
+        return text
+    return "".join(char for index, char in enumerate(text) if not _hidden(text, index))
 
 
 def strip_invisible(text: str) -> str:

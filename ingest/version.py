@@ -55,9 +55,10 @@ DOCUMENT_BUILDER_MODULES: tuple[str, ...] = (
 def _builder_files() -> list[Path]:
     files = [_HERE / name for name in DOCUMENT_BUILDER_MODULES]
     # The document records themselves (field list, content hash) live with the mapping.
-    from toolsift.mappings import model
+    from toolsift.mappings import model, scoped
 
     files.append(Path(model.__file__).resolve())
+    files.append(Path(scoped.__file__).resolve())  # a tenant catalog's ids
     return files
 
 

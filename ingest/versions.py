@@ -12,6 +12,11 @@ description, schemas as its server listed them) is hashed, and
 
 Changed definitions reach search through the ordinary ingest, so the screen and the approvals of
 :mod:`toolsift.ingest.approvals` hold them like any change.
+
+Records are keyed by the tool's id in the catalog index, which a source with ``tenants`` has scoped to
+them (:mod:`toolsift.mappings.scoped`): the versions of two tenants' servers of the same name are two
+histories. Records a source's listings left under plain ids before ids were scoped move to the scoped
+ids, first sightings kept, at its next listing.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from opensearchpy import OpenSearch
 from opensearchpy.helpers import bulk, scan
 
 from toolsift.errors import IndexingError
+from toolsift.mappings.scoped import is_scoped, scoped_id
 from toolsift.mappings.versions import VersionDoc, versions_index, versions_index_body
-from toolsift.opensearch import ensure_index
+from toolsift.opensearch import BulkRetry, ensure_index
 
 __all__ = ["VersionChanges", "VersionStore", "definition_hash"]
 
@@ -78,15 +84,15 @@ class VersionStore:
         return self._search({"term": {"source": source}})
 
     def observe(self, source: str, definitions: Mapping[str, Mapping[str, Any]], *, grace_days: float,
-                now: datetime | None = None) -> VersionChanges:
-        """Record one listing of ``source`` (tool id → definition as listed) and prune what the grace
-        period is over for.
+                now: datetime | None = None, tenants: Sequence[str] = ()) -> VersionChanges:
+        """Record one listing of ``source`` (tool id → definition as listed; the ids scoped to the
+        source's ``tenants``) and prune what the grace period is over for.
 
         Raises:
             IndexingError: OpenSearch refused some records.
         """
         now = now or datetime.now(timezone.utc)
-        records = self.of_source(source)
+        records = self._moved(self.of_source(source), tenants)
         current = {v.doc_id: v for v in records if v.status == "current"}
         known = {(v.doc_id, v.hash): v for v in records}
         writes: list[VersionDoc] = []
@@ -112,12 +118,27 @@ class VersionStore:
         pruned = self._prune(source, now - timedelta(days=grace_days))
         return VersionChanges(tuple(new), tuple(changed), tuple(deprecated), pruned)
 
+    def _moved(self, records: list[VersionDoc], tenants: Sequence[str]) -> list[VersionDoc]:
+        """``records``, those under plain ids moved to the ids scoped to ``tenants`` (written there, deleted
+        here); unchanged for a public source."""
+        if not tenants:
+            return records
+        plain = [r for r in records if not is_scoped(r.doc_id)]
+        if not plain:
+            return records
+        moved = [replace(r, doc_id=scoped_id(r.doc_id, tenants)) for r in plain]
+        self._write(moved)
+        bulk(self.client, ({"_op_type": "delete", "_index": self.index, "_id": f"{r.doc_id}@{r.hash}"} for r in plain),
+             raise_on_error=False, refresh="wait_for", **BulkRetry().kwargs())
+        return [r for r in records if is_scoped(r.doc_id)] + moved
+
     def _write(self, records: Sequence[VersionDoc]) -> None:
         if not records:
             return
         ensure_index(self.client, self.index, versions_index_body())
         _, errors = bulk(self.client, ({"_index": self.index, "_id": f"{r.doc_id}@{r.hash}", "_source": asdict(r)}
-                                       for r in records), raise_on_error=False, refresh="wait_for")
+                                       for r in records), raise_on_error=False, refresh="wait_for",
+                         **BulkRetry().kwargs())
         if errors:
             raise IndexingError(f"versions: {len(errors)} of {len(records)} record(s) were not stored", list(errors))
 

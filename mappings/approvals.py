@@ -1,8 +1,10 @@
 """The approvals index: the definition of every tool (and agent) an index serves, pinned by hash.
 
-One index per catalog alias, ``<alias>-approvals``, one document per tool or agent id. The approved
+One index per catalog alias, ``<alias>-approvals``, one document per tool or agent id — ids a tenant
+catalog's documents have scoped to its tenants (:mod:`toolsift.mappings.scoped`), so a server name two
+tenants share is two records, each with the ``tenants`` of its documents. The approved
 definition (its hash, source and the whole document as it was indexed) is what search serves; a later
-change to it — an edited catalog, another catalog that names the same server — waits here as
+change to it — an edited catalog, another catalog of the same tenants naming the same server — waits here as
 ``pending`` (with its own hash, source and document) until someone approves it
 (:mod:`toolsift.ingest.approvals`). The mapping is derived from :class:`ApprovalDoc`.
 """
@@ -17,7 +19,8 @@ from toolsift.mappings.template import side_index_body
 
 __all__ = ["APPROVALS_SCHEMA_VERSION", "ApprovalDoc", "approvals_index", "approvals_index_body"]
 
-APPROVALS_SCHEMA_VERSION = 1
+#: 2: ``tenants`` (added to an older index's mapping when it opens; older records are read by their documents').
+APPROVALS_SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class ApprovalDoc:
         approved_definition: the definition an agent receives, as pretty JSON (for diffs).
         pending_*: the same for the change that waits, and ``pending_risk`` the screen's reasons for it.
         rejected_hash: a pending definition someone rejected: not queued again when it comes back.
+        tenants: the tenants of its documents (empty: public; a record written before it was recorded has
+            none, and is read by the tenants of its stored documents).
     """
 
     doc_id: str = doc_field("keyword", default="")
@@ -57,6 +62,7 @@ class ApprovalDoc:
     pending_definition: str = doc_field("stored", default="")
     pending_risk: tuple[str, ...] = doc_field("keyword", factory=tuple)
     rejected_hash: str = doc_field("keyword", default="")
+    tenants: tuple[str, ...] = doc_field("keyword", factory=tuple)
 
 
 def approvals_index(catalog_alias: str) -> str:

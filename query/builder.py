@@ -302,6 +302,12 @@ class QueryBuilder:
         ``match_all`` must clause; the optional clauses filter nothing), so only the fetch phase
         scores them, on the candidates it returns, exactly as the second request would. Run it with
         ``include_named_queries_score``; parse it with :func:`parse_field_scores`.
+
+        Only for a query without argument texts: the parameters' clauses carry nested ``inner_hits``, and
+        inner hits inside a ``post_filter`` make OpenSearch's node query cache keep each request's whole
+        search context, hits and all (OpenSearch 2.19, on a segment of 10,000 documents or more; issue 44).
+        A query with arguments takes :meth:`candidates_body`, then :meth:`field_scores_body` over its
+        candidates (:meth:`~toolsift.search.Searcher.candidate_signals` chooses).
         """
         body = {k: v for k, v in self.candidates_body(sq, vectors, retriever).items()
                 if k not in ("stored_fields", "_source", "docvalue_fields")}

@@ -16,6 +16,7 @@ from typing import Any
 
 from toolsift.errors import BadQueryError
 from toolsift.mappings import F
+from toolsift.mappings.scoped import is_scoped, scoped_id
 
 __all__ = ["Scope", "tenant_clause", "UNSCOPED"]
 
@@ -35,7 +36,8 @@ class Scope:
 
     Args:
         tenant: the caller's tenant; None sees every tenant (no keys configured, or an admin key for ``*``).
-        agents: only tools of these agents or MCP servers (ids ``agent:<slug>``).
+        agents: only tools of these agents or MCP servers (ids ``agent:<slug>``; for a tenant's caller
+            also its own server of that name, ``agent:@<tenant>/<slug>``).
         tags: only tools carrying at least one of these tags (exact, as ingested).
         exclude_flagged: leave out the tools the ingest screen flagged (``ToolDoc.risk``).
 
@@ -68,12 +70,20 @@ class Scope:
         if self.tenant is not None:
             out.append(tenant_clause(self.tenant))
         if self.agents:
-            out.append({"terms": {F.agent_id: list(self.agents)}})
+            out.append({"terms": {F.agent_id: list(self._agent_ids())}})
         if self.tags:
             out.append({"terms": {"tags.keyword": list(self.tags)}})
         if self.exclude_flagged:
             out.append({"bool": {"must_not": [{"term": {F.risk: "flagged"}}]}})
         return out
+
+    def _agent_ids(self) -> tuple[str, ...]:
+        """The agents filtered on: for a tenant's caller, a server's name as a catalog gives it also names
+        the tenant's own server of that name (its id scoped to the tenant, :mod:`toolsift.mappings.scoped`)."""
+        if self.tenant is None:
+            return self.agents
+        own = (scoped_id(a, (self.tenant,)) for a in self.agents if not is_scoped(a))
+        return tuple(dict.fromkeys((*self.agents, *own)))
 
     def nested_clauses(self, path: str) -> list[dict[str, Any]]:
         """The tenant boundary on the sub-documents of nested field ``path`` (parameters, examples)."""

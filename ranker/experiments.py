@@ -3,9 +3,13 @@
 A tenant's experiment sends a ``share`` of that tenant's searches to a candidate weights artifact;
 the rest rank as every other tenant of the index does (the ``weights`` setting, the pushed weights,
 or the fixed field weights). The split is per request: a search goes to the candidate when the
-SHA-256 of its ``request_id`` falls below ``share`` (:func:`hash_share`), so arms are random, stable
-for one request, and need no state; the query log names the weights each answer ranked with
-(``weights_version``), which is how :mod:`toolsift.search.ab` tells the arms apart.
+HMAC-SHA-256 of its ``request_id`` under the experiment's own secret falls below ``share``
+(:func:`arm_for`), so arms are random, stable for one request, and — the secret being made at
+:func:`start_experiment` and kept only with the experiment, never in an answer — not computable by
+the client that holds the request id (a client that knew its arm could report success on one arm
+only). The query log names the weights each answer ranked with (``weights_version``), which is how
+:mod:`toolsift.search.ab` tells the arms apart. An experiment recorded without a secret (by an older
+toolsift) sends every search to the control until it is started again.
 
 The experiments live in ``_meta.toolsift.tenant_weights`` of the index the alias points at (like
 :mod:`~toolsift.ranker.deploy`'s pushed weights), so every search service of the index — API, MCP,
@@ -21,8 +25,10 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import hmac
+import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,11 +64,15 @@ class TenantExperiment:
     state: Literal["testing", "promoted"]
     started_at: str
     changed_at: str
+    #: The split's key (hex), made at the start and kept with the experiment on the index only: never
+    #: in an answer, a report or a repr.
+    secret: str = field(default="", repr=False)
 
     def to_dict(self) -> dict[str, Any]:
+        """The record kept in the index's ``_meta`` (secret included: it is not for clients)."""
         return {"candidate": {**self.candidate.to_dict(), "path": str(self.candidate.path) if self.candidate.path else None},
                 "candidate_version": self.candidate.version, "share": self.share, "state": self.state,
-                "started_at": self.started_at, "changed_at": self.changed_at}
+                "started_at": self.started_at, "changed_at": self.changed_at, "secret": self.secret}
 
     @classmethod
     def from_dict(cls, tenant: str, record: Mapping[str, Any], *, where: str) -> TenantExperiment:
@@ -75,18 +85,28 @@ class TenantExperiment:
                 f"share {share} or state {state!r} out of range"
             if problem is None:
                 return cls(tenant, WeightsArtifact.from_dict(raw, path=path), share, state,
-                           str(record["started_at"]), str(record.get("changed_at", record["started_at"])))
+                           str(record["started_at"]), str(record.get("changed_at", record["started_at"])),
+                           str(record.get("secret") or ""))
         except (ConfigError, ValueError, KeyError, TypeError) as exc:
             problem = str(exc)
         raise ConfigError(f"{where}: _meta.toolsift.{EXPERIMENTS_KEY}.{tenant} is not an experiment ({problem}); "
                           f"roll it back (`toolsift learn ab rollback --tenant {tenant}`)")
 
 
+def _keyed_share(secret: str, request_id: str) -> float:
+    """Where ``request_id`` falls in [0, 1) under ``secret``: the first eight bytes of their HMAC-SHA-256."""
+    digest = hmac.new(secret.encode(), request_id.encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
 def arm_for(experiment: TenantExperiment | None, request_id: str | None) -> Arm:
-    """The arm a request goes to: the candidate when its id hashes below the share (always, once promoted)."""
+    """The arm a request goes to: the candidate when its id, keyed by the experiment's secret, falls
+    below the share (always, once promoted; never while testing without a secret)."""
     if experiment is None or request_id is None:
         return "control"
-    if experiment.state == "promoted" or hash_share(f"ab:{request_id}") < experiment.share:
+    if experiment.state == "promoted":
+        return "candidate"
+    if experiment.secret and _keyed_share(experiment.secret, request_id) < experiment.share:
         return "candidate"
     return "control"
 
@@ -130,7 +150,7 @@ def start_experiment(client: OpenSearch, alias: str, tenant: str, candidate: Wei
     # the candidate's first stage runs through pipelines of its own, installed before any search needs them
     ensure_pipelines(client, alias, candidate.weights.first_stage_weights(), tag=candidate.tag)
     now = _now()
-    found[tenant] = TenantExperiment(tenant, candidate, share, "testing", now, now)
+    found[tenant] = TenantExperiment(tenant, candidate, share, "testing", now, now, secrets.token_hex(32))
     _write(client, info, found)
     return found[tenant]
 
@@ -161,7 +181,7 @@ def promote(client: OpenSearch, alias: str, tenant: str) -> TenantExperiment:
     """
     info, found = _existing(client, alias, tenant)
     old = found[tenant]
-    found[tenant] = TenantExperiment(tenant, old.candidate, 1.0, "promoted", old.started_at, _now())
+    found[tenant] = TenantExperiment(tenant, old.candidate, 1.0, "promoted", old.started_at, _now(), old.secret)
     _write(client, info, found)
     return found[tenant]
 

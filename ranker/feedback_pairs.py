@@ -19,18 +19,35 @@ pairs by these rules:
 * **Bounded influence.** Whatever one key sends, its pairs together weigh at most ``key_cap`` (each
   of its pairs is scaled by min(1, key_cap / the sum of its weights), the inverse-propensity weights
   included: a spammer "calling" the last tool of every answer gets the largest weight per pair, so a
-  cap counted in requests would let it weigh ``max_weight`` times more than an honest key); whatever
-  any set of keys sends for one tool, that tool's positive pairs weigh at most ``tool_cap``. A key
-  that spams calls moves the training data by at most those caps, however many requests it issues.
+  cap counted in requests would let it weigh ``max_weight`` times more than an honest key), and — once
+  at least ``min_keys`` keys sent pairs — no key carries more than 1 / ``min_keys`` of all the pairs'
+  weight (:func:`share_cap`: with exactly ``min_keys`` keys every key weighs the same); whatever any
+  set of keys sends for one tool, that tool's positive pairs weigh at most ``tool_cap``. A key that
+  spams calls moves the training data by at most those caps, however many requests it issues.
+* **Distinct keys.** Evidence is counted per key: :attr:`FeedbackPairs.keys` says how many distinct
+  keys the pairs come from, and :func:`require_keys` refuses (:class:`TooFewKeysError`) to learn
+  from fewer than ``min_keys`` of them — one key, or a few, cannot steer a tenant's ranking however
+  much they send.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import math
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["LoggedAnswer", "FeedbackEvent", "FeedbackPair", "LearningPolicy", "FeedbackPairs", "feedback_pairs"]
+from toolsift.errors import ConfigError
+
+__all__ = ["LoggedAnswer", "FeedbackEvent", "FeedbackPair", "LearningPolicy", "FeedbackPairs", "feedback_pairs",
+           "share_cap", "require_keys", "TooFewKeysError", "MIN_KEYS"]
+
+#: Distinct keys whose feedback must make pairs before anything is learned (the ``learn_min_keys`` setting's default).
+MIN_KEYS = 5
+
+
+class TooFewKeysError(ConfigError):
+    """The feedback comes from fewer distinct keys than learning needs (``learn_min_keys``)."""
 
 
 @dataclass(frozen=True)
@@ -81,12 +98,15 @@ class LearningPolicy:
         max_weight: the largest inverse-propensity weight a pair gets.
         key_cap: one key's pairs weigh at most this much in all (inverse-propensity weights included).
         tool_cap: one tool's positive pairs weigh at most this much in all.
+        min_keys: distinct keys the pairs must come from before anything is learned; with at least
+            that many, no key carries more than 1 / ``min_keys`` of the pairs' weight.
     """
 
     propensity_eta: float = 1.0
     max_weight: float = 10.0
     key_cap: int = 50
     tool_cap: int = 50
+    min_keys: int = MIN_KEYS
 
 
 @dataclass(frozen=True)
@@ -99,6 +119,13 @@ class FeedbackPairs:
     requests: int
     capped_keys: Mapping[str, float] = field(default_factory=dict)
     capped_tools: Mapping[str, float] = field(default_factory=dict)
+    #: Confirmed pairs per key (before any weighing): how many distinct keys the evidence comes from.
+    pairs_per_key: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def keys(self) -> int:
+        """How many distinct keys the pairs come from."""
+        return len(self.pairs_per_key)
 
 
 def _confirmed(event: FeedbackEvent, answers: Mapping[str, LoggedAnswer]) -> bool:
@@ -131,11 +158,15 @@ def feedback_pairs(answers: Mapping[str, LoggedAnswer], events: Sequence[Feedbac
             weight = min(policy.max_weight, float(rank) ** policy.propensity_eta)
             raw.append(FeedbackPair(request_id, answer.request, tool, passed_over, rank, weight, answer.tenant,
                                     answer.key, answer.answered))
-    # bounded influence: first per key, then per tool (over every key)
+    # bounded influence: first per key (its own cap, then its share of all keys), then per tool (over every key)
     key_weight: dict[str, float] = defaultdict(float)
     for pair in raw:
         key_weight[pair.key] += pair.weight
     key_scale = {k: min(1.0, policy.key_cap / w) for k, w in key_weight.items()}
+    if len(key_weight) >= policy.min_keys:
+        capped = {k: w * key_scale[k] for k, w in key_weight.items()}
+        limit = share_cap(list(capped.values()), 1.0 / policy.min_keys)
+        key_scale = {k: key_scale[k] * min(1.0, limit / w) if w > limit else key_scale[k] for k, w in capped.items()}
     tool_weight: dict[str, float] = defaultdict(float)
     for pair in raw:
         tool_weight[pair.positive] += pair.weight * key_scale[pair.key]
@@ -152,4 +183,47 @@ def feedback_pairs(answers: Mapping[str, LoggedAnswer], events: Sequence[Feedbac
         requests=len({p.request_id for p in pairs}),
         capped_keys={k: round(s, 6) for k, s in key_scale.items() if s < 1.0},
         capped_tools={t: round(s, 6) for t, s in tool_scale.items() if s < 1.0},
+        pairs_per_key=dict(Counter(p.key for p in raw)),
     )
+
+
+def share_cap(weights: Sequence[float], share: float) -> float:
+    """The largest cap c such that no weight, capped at c, is more than ``share`` of the capped total:
+    c ≤ share · Σ min(w, c) (water-filling; ``inf`` when no weight is over its share already).
+
+    The capped total is concave in c, so the feasible caps are one interval [0, c*]: walk the weights
+    upwards, each segment between two of them solving c = share · (the weights below + c · those above).
+    With fewer than 1 / ``share`` weights no positive cap is feasible (0).
+    """
+    ordered = sorted(w for w in weights if w > 0)
+    total = sum(ordered)
+    if not ordered or ordered[-1] <= share * total + 1e-12:
+        return math.inf
+    below = 0.0
+    for j, weight in enumerate(ordered):
+        rest = len(ordered) - j  # weights at or above this segment, each counted as c
+        room = 1.0 - share * rest
+        if room > 1e-12:
+            cap = share * below / room
+            if cap <= weight:
+                return cap
+        below += weight
+    return math.inf
+
+
+def require_keys(made: FeedbackPairs, policy: LearningPolicy, *, what: str = "learn") -> None:
+    """Refuse to learn from pairs of fewer than ``policy.min_keys`` distinct keys.
+
+    Raises:
+        TooFewKeysError: the message names how many keys sent how many pairs, and the setting.
+    """
+    if made.keys >= policy.min_keys:
+        return
+    top = sorted(made.pairs_per_key.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{key!r}: {n} pair{'s' if n != 1 else ''}" for key, n in top[:5])
+    more = f" and {len(top) - 5} more" if len(top) > 5 else ""
+    raise TooFewKeysError(
+        f"{what}: the feedback comes from {made.keys} distinct key{'s' if made.keys != 1 else ''}"
+        f"{f' ({shown}{more})' if top else ''}, from {made.events} events; at least {policy.min_keys} distinct keys "
+        "are needed before anything is learned (learn_min_keys), so that one key, or a few, cannot steer the "
+        "ranking; nothing was learned or written")

@@ -60,7 +60,8 @@ class FieldWeightRanker:
         normalised: dict[str, list[float]] = {}
         for f in FIELDS:
             per_kind = [min_max([c.fields.get(k, {}).get(f, 0.0) for c in candidates]) for k in kinds]
-            normalised[f] = [sum(col) / len(kinds) for col in zip(*per_kind)]
+            # no candidate with a field score (a client's bare candidates): every field scores 0
+            normalised[f] = [sum(col) / len(kinds) for col in zip(*per_kind)] if kinds else [0.0] * len(candidates)
         ranked: list[RankedTool] = []
         for i, cand in enumerate(candidates):
             field_scores = {f: normalised[f][i] for f in FIELDS}

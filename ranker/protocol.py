@@ -44,12 +44,15 @@ MAX_CANDIDATES = 1000
 MAX_DOCUMENT_CHARS = 20_000
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
+#: What a client sends: no field the schema lacks, no value of another type ("10" is no count, "yes" no
+#: boolean; a JSON integer still fills a float). Parsed from JSON (the service's ``model_validate_json``).
+_REQUEST = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class ParameterMatchModel(BaseModel):
     """s_pj of one parameter (MFTR Eq. 4)."""
 
-    model_config = _STRICT
+    model_config = _REQUEST
     name: str = Field(max_length=1000)
     required: bool
     score: float
@@ -58,7 +61,7 @@ class ParameterMatchModel(BaseModel):
 class Candidate(BaseModel):
     """One first-stage candidate and its exact field signals (:class:`FieldSignals` on the wire)."""
 
-    model_config = _STRICT
+    model_config = _REQUEST
     doc_id: str = Field(min_length=1, max_length=512)
     name: str = Field(max_length=1000)
     entity: str = "tool"
@@ -118,7 +121,7 @@ class RankRequest(BaseModel):
         rerank: run the second-stage reranker when the ranker has one (False: MFTR only).
     """
 
-    model_config = _STRICT
+    model_config = _REQUEST
     query: dict[str, Any]
     candidates: list[Candidate] = Field(max_length=MAX_CANDIDATES)
     top_k: int = Field(10, ge=1, le=MAX_CANDIDATES)
@@ -261,7 +264,7 @@ _ALIAS = r"^[a-z0-9][a-z0-9_\-]*$"
 class PipelineQueryRequest(BaseModel):
     """What OpenSearch's ``ml_inference`` request processor sends: the alias and the toolsift request."""
 
-    model_config = _STRICT
+    model_config = _REQUEST
     index: str = Field(min_length=1, max_length=255, pattern=_ALIAS)
     request: dict[str, Any]
 
@@ -269,7 +272,7 @@ class PipelineQueryRequest(BaseModel):
 class PipelineRankRequest(BaseModel):
     """What OpenSearch's ``ml_inference`` response processor sends: the hits' tool ids in first-stage order."""
 
-    model_config = _STRICT
+    model_config = _REQUEST
     index: str = Field(min_length=1, max_length=255, pattern=_ALIAS)
     ids: list[str] = Field(max_length=MAX_CANDIDATES)
     request: dict[str, Any]

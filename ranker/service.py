@@ -14,7 +14,9 @@ One :class:`~toolsift.ranker.pipeline.RankingPipeline` behind these routes:
   needs the token (503 with ``"status": "shutting_down"`` while the service stops).
 * ``GET /metrics`` — Prometheus text (:class:`~toolsift.ranker.service_metrics.ServiceMetrics`):
   requests by status, request latency, reranker batch sizes (pairs and requests), pairs scored,
-  reranker failures, the queue depth, and on CUDA the GPU memory in use and its utilisation.
+  reranker failures, the queue depth, and on CUDA the GPU memory in use and its utilisation. These
+  count every tenant's traffic together: the ranker token, an all-tenant key (or no auth) reads them,
+  a tenant's key gets none of them (an empty answer, :mod:`toolsift.metrics_view`).
 
 **Batching across requests.** Each request runs the base pass in a worker thread, then hands its
 (query, document) pairs to the app's :class:`~toolsift.ranker.batching.MicroBatcher`, which scores
@@ -22,19 +24,20 @@ the pairs of concurrent requests in shared model calls (one at a time) and gives
 slice; the request then fuses. The answer is the in-process ``pipeline.rank(request)``'s (padding in
 a shared batch can move the model's floats by ~1e-6).
 
-**Errors** are the one body of every toolsift HTTP service, ``{"error": message, "code": code,
-"field": field or null}`` (:func:`toolsift.webguard.error_response`, statuses and codes from
-:data:`toolsift.errors.ERROR_TABLE`), never a stack trace: 400 ``bad_request`` (a body that is not
-JSON, or outside the schema's limits: ``field`` names the first bad field, e.g.
-``candidates.0.document``), 400 ``bad_query`` (a malformed structured query; field ``query``), 404
-``not_found`` (also the pipeline routes of a service built without ``stages``), 405
-``method_not_allowed``, 503 ``reranker_failed`` (the batch's model call failed; the next batch is
-tried afresh) and ``shutting_down``, 503 ``opensearch_unavailable`` (the pipeline routes' cluster),
-500 ``internal_error``. Before any route (:class:`toolsift.webguard.RequestGuard`): 403
+**Errors** are the one body of every toolsift HTTP service, ``{"error": message, "code": code, "field":
+field or null}`` (:func:`toolsift.webguard.error_response`, statuses and codes from
+:data:`toolsift.errors.ERROR_TABLE`), never a stack trace: 400 ``bad_request`` (a body that is not JSON,
+or outside the schema — its limits or its types, which are strict: ``"10"`` is no count — ``field``
+names the first bad field, e.g. ``candidates.0.document``), 400 ``bad_query`` (a malformed structured
+query; field ``query``), 404 ``not_found`` (also the pipeline routes of a service built without
+``stages``), 405 ``method_not_allowed``, 503 ``reranker_failed`` (the batch's model call failed; the
+next batch is tried afresh) and ``shutting_down``, 503 ``opensearch_unavailable`` (the pipeline routes'
+cluster), 500 ``internal_error``. Before any route (:class:`toolsift.webguard.RequestGuard`): 403
 ``forbidden`` (a foreign ``Host``; a write from another site's page), 401 ``unauthorized`` (with
-``WWW-Authenticate: Bearer``, before the body is read), 415 ``unsupported_media_type`` (a body
-declared as anything but JSON) and 413 ``request_too_large`` (``ranker_max_request_bytes``: on
-``Content-Length`` or as soon as the streamed body passes it).
+``WWW-Authenticate: Bearer``, before the body is read), 415 ``unsupported_media_type`` (a body declared
+as anything but JSON), 413 ``request_too_large`` (``ranker_max_request_bytes``: on ``Content-Length`` or
+as soon as the streamed body passes it) and 408 ``request_timeout`` (a body not whole within
+``request_read_timeout_s``; headers that slow close the connection, :func:`toolsift.webguard.serve`).
 
 **Auth.** With API keys configured (``[[api_keys]]``, :class:`toolsift.access.KeyRing`: the same
 keys the workbench and the search API take, any role; :func:`toolsift.webguard.key_check`) or a token
@@ -58,11 +61,12 @@ from typing import TYPE_CHECKING, TypeVar
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel, ValidationError
 
 from toolsift.access import KeyRing, bearer_token, is_loopback
 from toolsift.errors import AuthError, BadQueryError, NotFoundError, ToolsiftError
+from toolsift.metrics_view import exposition
 from toolsift.ranker.batching import (
     DEFAULT_MAX_BATCH_PAIRS,
     BatchScores,
@@ -88,6 +92,7 @@ from toolsift.webguard import (
     error_response,
     key_check,
 )
+from toolsift.webguard import serve as serve_http
 
 if TYPE_CHECKING:
     from toolsift.config import Settings
@@ -112,6 +117,7 @@ def create_app(
     allowed_hosts: Iterable[str] | None = None,
     stages: PipelineStages | None = None,
     cluster_url: str | None = None,
+    read_timeout_s: float | None = None,
 ) -> FastAPI:
     """The ranker service over ``pipeline`` (see the module docstring).
 
@@ -127,6 +133,7 @@ def create_app(
         stages: toolsift's stages for OpenSearch's search pipeline (``/v1/opensearch/query`` and
             ``/v1/opensearch/rank``); None: those routes answer 404.
         cluster_url: the OpenSearch URL the stages use, named when it is unreachable.
+        read_timeout_s: how long a request's body may take to arrive (408 after; None: no limit).
     """
     expected = token.encode("utf-8") if token else None
     keyring = keys if keys is not None else KeyRing(())
@@ -168,7 +175,8 @@ def create_app(
     app = FastAPI(title="toolsift ranker", lifespan=lifespan, openapi_url=None, docs_url=None, redoc_url=None)
     app.add_middleware(RequestGuard, allowed_hosts=list(LOOPBACK_HOSTS if allowed_hosts is None else allowed_hosts),
                        max_body_bytes=max_request_bytes, authenticate=check_key if guarded else None,
-                       protected=("/v1/", "/metrics"), limit_setting="ranker_max_request_bytes")
+                       protected=("/v1/", "/metrics"), limit_setting="ranker_max_request_bytes",
+                       read_timeout_s=read_timeout_s)
     app.state.pipeline = pipeline
     app.state.batcher = batcher
     app.state.metrics = metrics
@@ -261,10 +269,19 @@ def create_app(
         }
         return JSONResponse(body, status_code=503 if batcher.closing else 200)
 
+    def tenant_of(headers: Mapping[str, str]) -> str | None:
+        """The caller's tenant (None: every tenant — the token, an all-tenant key, or no auth)."""
+        credentials = bearer_token(headers)
+        if not guarded or (expected is not None and credentials is not None
+                           and secrets.compare_digest(credentials.encode("utf-8"), expected)):
+            return None
+        return keyring.authenticate(credentials).tenant
+
     @app.get("/metrics")
     async def prometheus(request: Request) -> Response:
         authorize(request)  # AuthError: 401 in the one error body (answer_errors)
-        return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
+        # every tenant's traffic counted together: a tenant's key reads none of it
+        return Response(exposition(metrics.registry, tenant_of(request.headers)), media_type=CONTENT_TYPE_LATEST)
 
     return app
 
@@ -325,8 +342,6 @@ def serve(
     ``host`` (:func:`~toolsift.webguard.allowed_hosts_for`). The caller checks the bind address
     (:func:`~toolsift.access.check_bind`; ``toolsift serve ranker`` does).
     """
-    import uvicorn
-
     keys = KeyRing(settings.api_keys) if keys is None else keys
     pipeline = build_pipeline(settings)
     token = settings.ranker_token.get_secret_value() if settings.ranker_token else None
@@ -335,7 +350,8 @@ def serve(
     app = create_app(pipeline, token=token, max_request_bytes=settings.ranker_max_request_bytes,
                      batch_wait_ms=settings.ranker_batch_wait_ms, max_batch_pairs=max_batch_pairs, keys=keys,
                      allowed_hosts=allowed_hosts_for(settings.allowed_hosts, host), stages=stages,
-                     cluster_url=settings.effective_url)
+                     cluster_url=settings.effective_url, read_timeout_s=settings.request_read_timeout_s)
     if on_ready is not None:
         on_ready(pipeline)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
+    serve_http(app, host=host, port=port, read_timeout_s=settings.request_read_timeout_s, log_level="warning",
+               access_log=False, timeout_graceful_shutdown=5)

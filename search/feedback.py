@@ -14,6 +14,12 @@ did not hold is a :class:`NotAnsweredError` (400) naming ``calls.N.tool_id``. Wi
 (:class:`FeedbackOffError`, 403) rather than stored unchecked; an answer older than the log's
 retention (``query_log_retention_days``) is pruned, and feedback on it is refused like an unknown one.
 
+**Once.** A report is stored under an id derived from who sent it and what it says (tenant, key,
+request id, tool, called, success: :func:`feedback_id`), created only when absent: the same report sent
+again is answered as ``already_recorded`` and not stored a second time, so a key repeating itself adds
+nothing. A different outcome for the same tool is a report of its own (the latest one counts when
+learning: :func:`load_feedback` returns events in arrival order).
+
 A report is stored (in the translog) when the answer leaves, but not refreshed into search: waiting for
 a refresh would hold every agent's feedback call up to the index's refresh interval (1 s). Readers that
 must see every accepted report (:func:`load_feedback`, the A/B report) call :func:`refresh_feedback`
@@ -23,6 +29,7 @@ first.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -39,8 +46,8 @@ from toolsift.ranker.feedback_pairs import FeedbackEvent, LoggedAnswer
 from toolsift.opensearch import ensure_index
 from toolsift.search.querylog import issued_answer
 
-__all__ = ["ToolOutcome", "FeedbackStore", "refresh_feedback", "MAX_OUTCOMES", "UnknownRequestError", "NotAnsweredError",
-           "FeedbackOffError", "load_feedback"]
+__all__ = ["ToolOutcome", "FeedbackStore", "Recorded", "refresh_feedback", "MAX_OUTCOMES", "UnknownRequestError",
+           "NotAnsweredError", "FeedbackOffError", "load_feedback", "feedback_id"]
 
 #: Most tools one feedback may report on.
 MAX_OUTCOMES = 1000
@@ -84,9 +91,23 @@ class ToolOutcome:
             raise BadQueryError(f"calls[].success: tool {self.tool_id!r} was not called, so it cannot have succeeded or failed")
 
 
+def feedback_id(who: Principal, request_id: str, outcome: ToolOutcome) -> str:
+    """The document id of one report: the same for the same key, request, tool and outcome (the note aside)."""
+    parts = (who.tenant or "", who.name, request_id, outcome.tool_id, str(outcome.called), str(outcome.success))
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What :meth:`FeedbackStore.record` did with a report's outcomes."""
+
+    stored: int
+    already_recorded: int
+
+
 class FeedbackStore:
     """Checks feedback against the query log and writes it to the ``feedback_index`` setting's index
-    (created on first use)."""
+    (created on first use), each report once."""
 
     def __init__(self, client: OpenSearch, settings: Settings) -> None:
         self.client = client
@@ -132,8 +153,9 @@ class FeedbackStore:
                 raise NotAnsweredError(f"calls.{n}.tool_id: tool {outcome.tool_id!r} was not in the answer of this "
                                        "request_id", f"calls.{n}.tool_id")
 
-    def record(self, request_id: str, outcomes: Sequence[ToolOutcome], who: Principal) -> int:
-        """Check (:meth:`check`) and store one answer's outcomes; returns how many were written.
+    def record(self, request_id: str, outcomes: Sequence[ToolOutcome], who: Principal) -> Recorded:
+        """Check (:meth:`check`) and store one answer's outcomes, each only if the same report is not
+        stored already; says how many were written and how many were there before.
 
         Raises:
             BadQueryError, FeedbackOffError, UnknownRequestError, NotAnsweredError: see :meth:`check`.
@@ -147,11 +169,13 @@ class FeedbackStore:
         docs = [FeedbackDoc(timestamp=now, request_id=request_id, tool_id=o.tool_id, called=o.called,
                             success=o.success, tenant=who.tenant or "", key=who.name, note=o.note[:2000])
                 for o in outcomes]
-        written, errors = bulk(self.client, ({"_index": self.index, "_source": asdict(d)} for d in docs),
-                               raise_on_error=False)
-        if errors:
-            raise IndexingError(f"feedback: {len(errors)} of {len(docs)} record(s) were not stored", list(errors))
-        return int(written)
+        actions = ({"_op_type": "create", "_index": self.index, "_id": feedback_id(who, request_id, o),
+                    "_source": asdict(d)} for o, d in zip(outcomes, docs, strict=True))
+        written, errors = bulk(self.client, actions, raise_on_error=False)
+        failed = [e for e in errors if (e.get("create") or {}).get("status") != 409]  # 409: stored before
+        if failed:
+            raise IndexingError(f"feedback: {len(failed)} of {len(docs)} record(s) were not stored", list(failed))
+        return Recorded(int(written), len(errors))
 
 
 def refresh_feedback(client: OpenSearch, index: str) -> None:
@@ -173,16 +197,17 @@ def load_feedback(client: OpenSearch, settings: Settings, *, tenant: str | None 
     query: dict[str, object] = {"match_all": {}}
     if tenant is not None:
         query = {"term": {"tenant": tenant}}
-    events: list[FeedbackEvent] = []
+    arrived: list[tuple[str, FeedbackEvent]] = []
     try:
         refresh_feedback(client, settings.feedback_index)
         for hit in scan(client, index=settings.feedback_index, query={"query": query}, size=1000):
             doc = hit.get("_source") or {}
-            events.append(FeedbackEvent(str(doc.get("request_id", "")), str(doc.get("tool_id", "")),
-                                        bool(doc.get("called")), doc.get("success"), _tenant(doc.get("tenant")),
-                                        str(doc.get("key", ""))))
+            arrived.append((str(doc.get("timestamp") or ""), FeedbackEvent(
+                str(doc.get("request_id", "")), str(doc.get("tool_id", "")), bool(doc.get("called")),
+                doc.get("success"), _tenant(doc.get("tenant")), str(doc.get("key", "")))))
     except OpenSearchNotFoundError:
         return {}, []
+    events = [event for _, event in sorted(arrived, key=lambda te: te[0])]  # arrival order: the latest report wins
     wanted = sorted({e.request_id for e in events})
     answers: dict[str, LoggedAnswer] = {}
     for start in range(0, len(wanted), 1000):

@@ -41,7 +41,8 @@ from toolsift.opensearch import ensure_index
 if TYPE_CHECKING:
     from toolsift.search.records import SearchResult
 
-__all__ = ["QueryLog", "log_record", "Issuing", "issuing", "IssuedAnswer", "issued_answer", "current_request_id"]
+__all__ = ["QueryLog", "log_record", "Issuing", "issuing", "IssuedAnswer", "issued_answer", "current_request_id",
+           "logged_requests"]
 
 _log = logging.getLogger(__name__)
 
@@ -148,6 +149,31 @@ def issued_answer(client: OpenSearch, index: str, request_id: str) -> IssuedAnsw
                         frozenset(str(t) for t in doc.get("answered_ids") or ()))
 
 
+def logged_requests(client: OpenSearch, settings: Settings, *, tenant: str | None = None,
+                    limit: int = 200) -> list[tuple[str, str | None]]:
+    """Up to ``limit`` distinct requests answered under a request id (of ``tenant``'s keys when given),
+    the latest first, each with the tenant it was answered in (None: every tenant). Empty when the
+    log holds none (or there is no log)."""
+    filters: list[dict[str, Any]] = [{"exists": {"field": "request_id"}}]
+    if tenant is not None:
+        filters.append({"term": {"tenant": tenant}})
+    try:
+        client.indices.refresh(index=settings.query_log_index)
+        found = client.search(index=settings.query_log_index, body={
+            "size": limit, "query": {"bool": {"filter": filters}}, "sort": [{"timestamp": "desc"}],
+            "collapse": {"field": "request.raw"}, "_source": ["request", "tenant"]})
+    except OpenSearchNotFoundError:
+        return []
+    out: list[tuple[str, str | None]] = []
+    for hit in found["hits"]["hits"]:
+        doc = hit.get("_source") or {}
+        text = str(doc.get("request") or "").strip()
+        logged = doc.get("tenant")
+        if text:
+            out.append((text, None if logged in (None, "", ALL_TENANTS) else str(logged)))
+    return out
+
+
 class QueryLog:
     """Writes search records to ``query_log_index``; use :meth:`open`."""
 
@@ -192,9 +218,11 @@ class QueryLog:
                          log.retention_days)
         return log
 
-    def record(self, result: SearchResult, *, weights_version: str | None = None) -> None:
-        """Write one search's record (best effort); inside :func:`issuing`, when its block ends."""
-        doc = log_record(result, source=self.source, weights_version=weights_version)
+    def record(self, result: SearchResult, *, weights_version: str | None = None, tenant: str | None = None) -> None:
+        """Write one search's record (best effort) with the tenant it ran in (None: every tenant, ``*``);
+        inside :func:`issuing`, when its block ends, with the tenant of the answer's key."""
+        doc = {**log_record(result, source=self.source, weights_version=weights_version),
+               "tenant": ALL_TENANTS if tenant is None else tenant}
         issue = _ISSUING.get()
         if issue is not None:
             issue._held.append((self, doc))

@@ -203,7 +203,7 @@ class Searcher:
         result = self._search(query, top_k=top_k, method=method, retriever=retriever, level=level, merge=merge,
                               scope=scope, multi_need=multi_need)
         if self.query_log is not None:
-            self.query_log.record(result, weights_version=self.weights_version)
+            self.query_log.record(result, weights_version=self.weights_version, tenant=scope.tenant)
         return result
 
     def search_with_candidates(
@@ -216,7 +216,7 @@ class Searcher:
         result = self._search(query, top_k=top_k, method="multi-field", retriever=retriever, level="tool",
                               merge="max", candidates_out=candidates, scope=scope)
         if self.query_log is not None:
-            self.query_log.record(result, weights_version=self.weights_version)
+            self.query_log.record(result, weights_version=self.weights_version, tenant=scope.tenant)
         return result, candidates
 
     def _search(
@@ -485,10 +485,31 @@ class Searcher:
         scope: Scope = UNSCOPED,
     ) -> dict[str, FieldSignals]:
         """First stage + exact per-field scores: the ranker's input, by document id (with each
-        candidate's reranker text when ``documents``). One request: the exact scores are computed
-        in its fetch phase (:meth:`~toolsift.query.builder.QueryBuilder.candidates_with_field_scores_body`)."""
+        candidate's reranker text when ``documents``).
+
+        A query without argument texts is one request: the exact scores are computed in its fetch phase
+        (:meth:`~toolsift.query.builder.QueryBuilder.candidates_with_field_scores_body`). A query with
+        arguments is two, the first stage and then the exact scores of its candidates (:meth:`signals_for`):
+        each parameter's score against each argument comes from nested ``inner_hits``, and inner hits
+        inside a ``post_filter`` make OpenSearch's node query cache keep the whole search context of the
+        request — every hit it fetched, ~1.3 MB per search — once a segment holds 10,000 documents
+        (OpenSearch 2.19; issue 44: a long evaluation filled a 1 GB heap and the node answered 429 to
+        everything). Asked in the query of their own request, the same inner hits are not kept."""
         timings = timings if timings is not None else {}
         parameters = self._wants_parameters(sq, parameters)
+        if sq.argument_texts():
+            body, pipeline = self.first_stage_request(sq, vectors, retriever, depth, entity, scope=scope)
+            params = {"preference": copies_for(sq), **({"search_pipeline": pipeline} if pipeline else {})}
+            t0 = time.perf_counter()
+            answer = self.client.search(index=self.settings.index, body=body, params=params)
+            timings["candidates"] = (time.perf_counter() - t0) * 1000
+            first_stage = {hit_identity(hit).doc_id: (float(hit["_score"]), rank + 1)
+                           for rank, hit in enumerate(answer["hits"]["hits"])}
+            t0 = time.perf_counter()
+            signals = self.signals_for(sq, vectors, retriever, list(first_stage), first_stage, parameters=parameters,
+                                       documents=documents)
+            timings["field_scores"] = (time.perf_counter() - t0) * 1000
+            return signals
         body = self._builder(depth, entity, scope).candidates_with_field_scores_body(
             sq, vectors, retriever, parameters=parameters, documents=documents)
         pipeline = self.first_stage_pipeline(retriever)

@@ -270,11 +270,13 @@ class ToolsetResult:
 
 @dataclass(frozen=True)
 class FeedbackResult:
-    """What the API stored of a feedback."""
+    """What the API stored of a feedback: ``stored`` outcomes written now, ``already_recorded`` the ones
+    this key had reported the same way before (kept once, not stored again)."""
 
     request_id: str
     stored: int
     raw: dict[str, Any] = field(repr=False, compare=False)
+    already_recorded: int = 0
 
 
 @dataclass(frozen=True)
@@ -346,7 +348,8 @@ def _tool_path(tool_id: str) -> str:
 
 
 def _feedback(data: Mapping[str, Any], request_id: str) -> FeedbackResult:
-    return FeedbackResult(str(data.get("request_id", request_id)), int(data.get("stored") or 0), dict(data))
+    return FeedbackResult(str(data.get("request_id", request_id)), int(data.get("stored") or 0), dict(data),
+                          int(data.get("already_recorded") or 0))
 
 
 def _health(data: Mapping[str, Any]) -> Health:

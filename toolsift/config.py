@@ -115,6 +115,12 @@ class Settings(BaseSettings):
     opensearch_verify_certs: bool = Field(True, description="Verify TLS certificates.")
     opensearch_ca_certs: Path | None = Field(None, description="CA bundle for TLS verification.")
     opensearch_timeout: float = Field(30.0, gt=0, description="Request timeout in seconds.")
+    bulk_max_retries: int = Field(
+        5, ge=0, le=20, description="How many times a bulk write refused with 429 (a tripped circuit breaker, a "
+        "full write queue) is sent again, waiting bulk_initial_backoff seconds, then twice as long each time (at "
+        "most 30 s); still refused after that, the ingest stops with one line naming the cause and the remedy.")
+    bulk_initial_backoff: float = Field(
+        1.0, gt=0, le=60, description="Seconds before the first retry of a bulk write refused with 429.")
 
     # --- the managed local node ------------------------------------------------------------------
     node_port: int = Field(
@@ -297,6 +303,28 @@ class Settings(BaseSettings):
     query_log_retention_days: int = Field(30, ge=1, le=3650,
                                           description="Log records older than this are deleted when a searcher opens the log.")
 
+    # --- learning from feedback (`toolsift learn`) --------------------------------------------------
+    learn_min_keys: int = Field(
+        5, ge=1, le=1000, description="Distinct API keys whose confirmed feedback must make training pairs before "
+        "`toolsift learn weights` learns anything (fewer: refused, naming the counts); with at least this many, no key "
+        "carries more than 1/learn_min_keys of the pairs' weight. One key, or a few, cannot steer a tenant's ranking.")
+    learn_key_cap: int = Field(
+        50, ge=1, description="One key's feedback pairs weigh at most this much in all, inverse-propensity weights "
+        "included (`learn weights --key-cap`).")
+    learn_benchmarks: list[Path] = Field(
+        default_factory=list, description="Benchmark folders the learning guard always compares on (besides "
+        "--benchmark). The benchmark guard is on by default: with none named, `learn weights` and `learn reembed` "
+        "refuse unless --no-benchmark-guard.")
+    learn_benchmark_tolerance: float = Field(
+        0.005, ge=0, le=1, description="How much NDCG@10 a learned candidate may lose on any guard benchmark.")
+    learn_max_changed: float = Field(
+        0.5, gt=0, le=1, description="Largest share of the tenant's logged searches (up to 200, the latest) whose "
+        "top-10 tools a learned candidate may change (3 or more of the 10 replaced); above it the candidate is refused "
+        "as implausible unless `learn weights --force`.")
+    ab_min_keys: int = Field(
+        5, ge=2, le=1000, description="Distinct keys whose feedback an A/B verdict must rest on (each key weighs "
+        "once); with fewer, `learn ab report` calls no winner.")
+
     # --- eval runs ---------------------------------------------------------------------------------
     eval_runs: bool = Field(True, description="Record every `toolsift eval` run in eval_runs_index.")
     eval_runs_index: str = Field("toolsift-evalruns", pattern=r"^[a-z0-9][a-z0-9._-]*$",
@@ -348,6 +376,13 @@ class Settings(BaseSettings):
         description="Largest request body the search API, the MCP server over HTTP and the workbench accept: "
         "413 at once on a larger Content-Length, or as soon as a streamed body passes it, read no further "
         "(the ranker service's is ranker_max_request_bytes).")
+    request_read_timeout_s: float = Field(
+        30.0, gt=0, le=3600,
+        description="Seconds every HTTP service (the search API, the MCP server over HTTP, the workbench, the ranker "
+        "service) gives a client to send a request: its headers, counted from the connection's opening (or from "
+        "the previous answer on a kept-alive connection), then its whole body. Past it the connection is closed, "
+        "a late body's after a 408 request_timeout answer, so slow clients (slowloris) cannot hold connections "
+        "open.")
     feedback_index: str = Field("toolsift-feedback", pattern=r"^[a-z0-9][a-z0-9._-]*$",
                                 description="Index of agents' feedback on returned tools (`POST /v1/feedback`).")
     token_budget: int | None = Field(

@@ -29,6 +29,7 @@ __all__ = [
     "ForbiddenError",
     "NotFoundError",
     "RequestTooLargeError",
+    "RequestTimeoutError",
     "UnsupportedMediaTypeError",
     "RankerUnavailableError",
     "RerankerFailedError",
@@ -150,6 +151,10 @@ class RequestTooLargeError(ToolsiftError):
     """An HTTP request's body is larger than the service accepts (refused before it is read whole)."""
 
 
+class RequestTimeoutError(ToolsiftError):
+    """An HTTP request's body did not arrive within the time the service gives a client to send it."""
+
+
 class UnsupportedMediaTypeError(ToolsiftError):
     """A request that changes state sends its body as something other than JSON."""
 
@@ -211,6 +216,7 @@ ERROR_TABLE: dict[type[Exception], ErrorKind] = {
     ForbiddenError: ErrorKind(12, 403, "forbidden"),
     NotFoundError: ErrorKind(9, 404, "not_found"),
     RequestTooLargeError: ErrorKind(9, 413, "request_too_large"),
+    RequestTimeoutError: ErrorKind(9, 408, "request_timeout"),
     UnsupportedMediaTypeError: ErrorKind(9, 415, "unsupported_media_type"),
     RankerUnavailableError: ErrorKind(10, 503, "ranker_unavailable"),
     RerankerFailedError: ErrorKind(10, 503, "reranker_failed"),

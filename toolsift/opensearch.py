@@ -26,7 +26,7 @@ from toolsift.errors import ClusterError
 
 __all__ = ["connect", "make_client", "check_plugins", "ensure_index", "bulk_loading", "REQUIRED_PLUGINS",
            "PluginReport", "cap_terms", "cosine_from_lucene", "TERM_BUDGET", "WholeAnswerTransport",
-           "LOST_COPY_FAILURES", "FastJSONSerializer", "wire_vector"]
+           "LOST_COPY_FAILURES", "FastJSONSerializer", "wire_vector", "BulkRetry", "refusal", "node_refused_error"]
 
 #: Plugin → the names it is listed under by ``_cat/plugins``: the official distribution lists the
 #: plugin's name, the embedded runner (plugins loaded from the classpath) its class name.
@@ -246,6 +246,79 @@ def bulk_loading(client: OpenSearch, index: str) -> Iterator[None]:
             client.indices.refresh(index=index)  # searchers move to the merged segment; the old files go
     finally:
         client.indices.put_settings(index=index, body={"index": {"refresh_interval": None}})
+
+
+@dataclass(frozen=True)
+class BulkRetry:
+    """How a bulk write backs off when OpenSearch refuses it with 429 (a tripped circuit breaker, a full
+    write queue): opensearch-py's ``streaming_bulk`` / ``bulk`` send the refused documents (or the whole
+    refused request) again after ``initial_backoff`` seconds, doubling up to ``max_backoff``, at most
+    ``max_retries`` times; what is still refused after that is reported (or raised) as the helpers do.
+
+    Every bulk path of toolsift passes :meth:`kwargs` to the helper (the ``bulk_max_retries`` and
+    ``bulk_initial_backoff`` settings, :meth:`from_settings`, where the caller has settings).
+    """
+
+    max_retries: int = 5
+    initial_backoff: float = 1.0
+    max_backoff: float = 30.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> BulkRetry:
+        return cls(max_retries=settings.bulk_max_retries, initial_backoff=settings.bulk_initial_backoff)
+
+    def kwargs(self) -> dict[str, Any]:
+        """The helpers' keyword arguments."""
+        return {"max_retries": self.max_retries, "initial_backoff": self.initial_backoff,
+                "max_backoff": self.max_backoff}
+
+    @property
+    def waited_s(self) -> float:
+        """How long the retries of one refused chunk wait in all."""
+        return float(sum(min(self.max_backoff, self.initial_backoff * 2.0 ** i) for i in range(self.max_retries)))
+
+
+def refusal(error: object) -> str | None:
+    """What OpenSearch's 429 answer ``error`` says (``circuit_breaking_exception: [parent] Data too large
+    …``), as one line; None when ``error`` is not a 429 refusal. ``error`` is a :class:`TransportError` or a
+    bulk item's failure (``{"status": 429, "error": {...}}``)."""
+    if isinstance(error, TransportError):
+        if error.status_code != 429:
+            return None
+        info = error.info if isinstance(error.info, dict) else {}
+        cause = info.get("error", error.error)
+    elif isinstance(error, Mapping) and error.get("status") == 429:
+        cause = error.get("error")
+    else:
+        return None
+    if isinstance(cause, Mapping):
+        kind, reason = str(cause.get("type", "rejected")), str(cause.get("reason", ""))
+    else:
+        kind, reason = str(cause or "rejected"), ""
+    text = " ".join((f"{kind}: {reason}" if reason else kind).split())
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+def node_refused_error(settings: Settings, cause: str, *, what: str = "the writes", retry: BulkRetry | None = None,
+                       removed: str | None = None, left: str | None = None) -> ClusterError:
+    """The one-line error of a request the cluster refused with 429 (``cause``: :func:`refusal`; ``what``: the
+    request, ``retry``: how its retries waited): the node itself is the limit, and the message says what to
+    do about it. ``removed``: the half-built index version that was deleted; ``left``: one that could not be
+    (the node refused that too)."""
+    after = f" after {retry.max_retries} retries over {retry.waited_s:.0f} s" if retry is not None else ""
+    full = "out of memory" if "circuit_breaking" in cause else "too busy (its queues are full)"
+    if settings.uses_managed_node:
+        remedy = (f"restart it (`toolsift node stop && toolsift node start`) or give it more heap "
+                  f"(TOOLSIFT_NODE_HEAP, now {settings.node_heap})")
+    else:
+        remedy = "give its nodes more heap or more nodes, or retry when it is less loaded"
+    cleanup = ""
+    if removed:
+        cleanup = f"; the half-built index version {removed} was removed"
+    elif left:
+        cleanup = f"; the half-built index version {left} is left (not aliased): delete it once the node answers"
+    return ClusterError(f"OpenSearch at {settings.effective_url} refused {what} with 429 ({cause}){after}: "
+                        f"the node is {full}; {remedy}{cleanup}")
 
 
 #: Lucene refuses a query with more than 1024 term clauses in its whole tree (OpenSearch's default

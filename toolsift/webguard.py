@@ -5,8 +5,11 @@ workbench, ranker service): one request guard, the caller's key, and the one JSO
   ``Host`` the service does not answer to (403; a DNS-rebinding page in a browser reaches loopback
   with a foreign name), a write from another site's page (403, whether or not keys are configured),
   a protected path without a valid key (401, before a byte of the body is read), a write whose body
-  is declared as anything but JSON (415), and a body over the cap (413, on ``Content-Length`` or as
-  soon as a streamed body passes it, reading no further);
+  is declared as anything but JSON (415), a body over the cap (413, on ``Content-Length`` or as
+  soon as a streamed body passes it, reading no further), and a body that does not arrive within the
+  read timeout (408); a client that hangs up mid-body is let go without a word (nobody to answer);
+* :func:`serve` — uvicorn with :class:`ReadDeadlineProtocol`, which closes a connection whose request
+  headers do not arrive within the read timeout (slowloris): what every ``toolsift serve …`` runs;
 * :func:`key_check` — the guard's key check over a :class:`~toolsift.access.KeyRing`;
 * :func:`caller` — the :class:`~toolsift.access.Principal` of a request, from its key;
 * :func:`error_body` / :func:`error_response` — ``{"error": message, "code": code, "field": field}``
@@ -19,12 +22,16 @@ workbench, ranker service): one request guard, the caller's key, and the one JSO
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
+import anyio
+import h11
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
@@ -34,11 +41,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from toolsift.access import KeyRing, Principal, bearer_token, host_allowed, is_loopback
 from toolsift.errors import (
     AuthError,
     ForbiddenError,
+    RequestTimeoutError,
     RequestTooLargeError,
     ToolsiftError,
     UnsupportedMediaTypeError,
@@ -47,6 +56,8 @@ from toolsift.errors import (
 
 __all__ = [
     "RequestGuard",
+    "ReadDeadlineProtocol",
+    "serve",
     "answer_validation_errors",
     "WRITE_METHODS",
     "KeyCheck",
@@ -104,10 +115,14 @@ class RequestGuard:
        page may send another site without asking);
     5. a body over ``max_body_bytes`` → 413 ``request_too_large``: at once when ``Content-Length``
        says so (field ``Content-Length``), else as soon as the streamed body passes the cap, reading
-       no further (the connection is then closed).
+       no further (the connection is then closed);
+    6. a body that has not arrived whole ``read_timeout_s`` after the headers → 408
+       ``request_timeout`` (the connection is then closed): a client sending a byte now and then
+       (slowloris) holds the connection no longer than that.
 
     A body within the cap is read before the route runs and handed to it whole, so a route never
-    holds more than the cap of one request.
+    holds more than the cap of one request. A client that hangs up before its body is whole is let
+    go: the route never runs and nothing is answered or logged (there is nobody to tell).
 
     Args:
         app: the service.
@@ -117,11 +132,14 @@ class RequestGuard:
         protected: path prefixes that need a key.
         open_paths: paths under those prefixes that do not.
         limit_setting: the setting named in the 413 message.
+        read_timeout_s: how long the body may take to arrive, from the end of the headers
+            (``request_read_timeout_s``); None: no deadline.
     """
 
     def __init__(self, app: ASGIApp, *, allowed_hosts: Iterable[str], max_body_bytes: int,
                  authenticate: KeyCheck | None = None, protected: Iterable[str] = (),
-                 open_paths: Iterable[str] = (), limit_setting: str = "max_body_bytes") -> None:
+                 open_paths: Iterable[str] = (), limit_setting: str = "max_body_bytes",
+                 read_timeout_s: float | None = None) -> None:
         self.app = app
         self.allowed = list(allowed_hosts)
         self.max_body_bytes = max_body_bytes
@@ -129,6 +147,7 @@ class RequestGuard:
         self.protected = tuple(protected)
         self.open_paths = frozenset(open_paths)
         self.limit_setting = limit_setting
+        self.read_timeout_s = read_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -146,19 +165,27 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away mid-body: nobody to answer
-            body += message.get("body", b"")
-            if len(body) > self.max_body_bytes:
-                refusal = error_response(RequestTooLargeError(), f"the body is larger than the {self.max_body_bytes:,} "
-                                         f"bytes this service accepts (setting {self.limit_setting})")
-                refusal.headers["connection"] = "close"
-                await refusal(scope, receive, send)
-                return
-            if not message.get("more_body", False):
-                break
+        refusal = None
+        with anyio.move_on_after(self.read_timeout_s) as deadline:  # None: no deadline
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return  # the client hung up mid-body: nobody to answer, nothing to log
+                body += message.get("body", b"")
+                if len(body) > self.max_body_bytes:
+                    refusal = error_response(RequestTooLargeError(), f"the body is larger than the "
+                                             f"{self.max_body_bytes:,} bytes this service accepts (setting "
+                                             f"{self.limit_setting})")
+                    break
+                if not message.get("more_body", False):
+                    break
+        if deadline.cancelled_caught:
+            refusal = error_response(RequestTimeoutError(), f"the body did not arrive within {self.read_timeout_s:g} s "
+                                     "of the headers (setting request_read_timeout_s): send it whole, without pauses")
+        if refusal is not None:
+            refusal.headers["connection"] = "close"
+            await refusal(scope, receive, send)
+            return
         delivered = False
 
         async def replay() -> Message:
@@ -220,6 +247,64 @@ class RequestGuard:
 def _is_json(content_type: str) -> bool:
     media = content_type.split(";", 1)[0].strip().lower()
     return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+class ReadDeadlineProtocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol (h11) with a deadline on a request's headers: a connection whose
+    next request's headers have not arrived whole ``read_timeout_s`` after it opened (or after the
+    previous answer, on a kept-alive connection) is closed. uvicorn's own ``timeout_keep_alive``
+    only closes a connection that sends nothing after an answer, so a client sending a header line
+    now and then (slowloris) held it for ever; the body's deadline is :class:`RequestGuard`'s.
+    """
+
+    def __init__(self, *args: Any, read_timeout_s: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.read_timeout_s = read_timeout_s
+        self._headers_due: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._watch_headers()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._watch_headers()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._watch_headers()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_watching()
+        super().connection_lost(exc)
+
+    def _watch_headers(self) -> None:
+        """A deadline while the connection waits for a request's headers (h11's ``IDLE``), none otherwise."""
+        if self.conn.their_state is not h11.IDLE or self.transport.is_closing():
+            self._stop_watching()
+        elif self._headers_due is None:
+            self._headers_due = self.loop.call_later(self.read_timeout_s, self._headers_late)
+
+    def _stop_watching(self) -> None:
+        if self._headers_due is not None:
+            self._headers_due.cancel()
+            self._headers_due = None
+
+    def _headers_late(self) -> None:
+        self._headers_due = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.conn.send(h11.ConnectionClosed())
+            self.transport.close()
+
+
+def serve(app: ASGIApp | str, *, host: str, port: int, read_timeout_s: float, **options: Any) -> None:
+    """Serve ``app`` (or ``module:factory`` with ``factory=True``) with uvicorn until interrupted, its
+    connections under :class:`ReadDeadlineProtocol` with ``read_timeout_s`` (the
+    ``request_read_timeout_s`` setting); ``options`` go to :func:`uvicorn.run` as they are."""
+    import uvicorn
+
+    protocol = functools.partial(ReadDeadlineProtocol, read_timeout_s=read_timeout_s)  # pickled to --workers
+    uvicorn.run(app, host=host, port=port, http=cast("type[asyncio.Protocol]", protocol), **options)
 
 
 def caller(request: Request, keys: KeyRing) -> Principal:

@@ -23,8 +23,10 @@ changes the ranking of every tenant of the index, needs an admin key for every t
 in the key's tenant. Judgments and query sets belong to the writer's tenant: a key sees its tenant's
 and the shared ones (written by all-tenant keys; judgments only on tools it may see), an all-tenant
 key sees all; a judgment must name a tool its writer may see (404 ``not_found``, field ``tool_id``,
-the same for a missing tool and another tenant's). The page, ``/static``, ``/health`` and the API's schema (``/api/docs``) stay
-open. Without keys every caller may do everything (``toolsift serve ui`` then listens on loopback
+the same for a missing tool and another tenant's). The review queue (``GET /api/approvals``, admin keys)
+holds a tenant's and public changes only; the metrics answer a tenant's key with its tenant's searches
+(latency) and no eval runs (the operator's), an all-tenant key with everything. The page, ``/static``,
+``/health`` and the API's schema (``/api/docs``) stay open. Without keys every caller may do everything (``toolsift serve ui`` then listens on loopback
 only, unless forced). Before any route reads a request (:class:`toolsift.webguard.RequestGuard`),
 whether or not keys are configured: a ``Host`` that is not an allowed host is 403 (DNS rebinding), a
 write from another site's page 403 (an ``Origin`` that is not the workbench's own, or
@@ -34,7 +36,10 @@ Paths in requests must resolve inside the workbench's roots (:meth:`Workbench.co
 
 Errors are ``{"error": message, "code": code, "field": field}`` (:func:`toolsift.webguard.error_response`)
 with the status of :data:`toolsift.errors.ERROR_TABLE`: 400 (bad input: the message names the field
-or record), 401, 403, 404, 413, 415, 422 (a body outside the schema), or 503 (OpenSearch unreachable).
+or record; a body outside the schema, a value of the wrong type included, is 400 ``bad_request`` naming
+the first bad field, as the search API and the ranker service answer it), 401, 403, 404, 408 (a body
+that did not arrive within ``request_read_timeout_s``), 413, 415, 422 (a catalog that is not one), or
+503 (OpenSearch unreachable).
 """
 
 from __future__ import annotations
@@ -44,8 +49,7 @@ from importlib import resources
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,16 +58,17 @@ from toolsift.webguard import (
     RequestGuard,
     allowed_hosts_for,
     answer_errors,
+    answer_validation_errors,
     caller,
-    invalid_field,
     key_check,
-    validation_problem,
 )
 from toolsift.workbench.session import Workbench
 
 __all__ = ["create_app"]
 
-_STRICT = ConfigDict(extra="forbid")
+#: Request bodies: no field the schema lacks, no value of another type ("10" is no number, true no count,
+#: "yes" no boolean; a JSON integer still fills a float).
+_STRICT = ConfigDict(extra="forbid", strict=True)
 
 
 class ProposalBody(BaseModel):
@@ -171,20 +176,13 @@ def create_app(workbench: Workbench, *, keys: KeyRing | None = None,
     app.state.keys = keys
     app.state.allowed_hosts = hosts
     app.add_middleware(RequestGuard, allowed_hosts=hosts, max_body_bytes=workbench.settings.max_body_bytes,
-                       authenticate=key_check(keys), protected=("/api/",), open_paths=("/api/docs",))
+                       authenticate=key_check(keys), protected=("/api/",), open_paths=("/api/docs",),
+                       read_timeout_s=workbench.settings.request_read_timeout_s)
     static = resources.files("toolsift.workbench") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
 
     answer_errors(app, workbench.settings.effective_url, log="toolsift.workbench")
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = exc.errors()
-        where = invalid_field(errors[0]) if errors else None
-        problems = "; ".join(f"{f}: {validation_problem(e)}" if (f := invalid_field(e)) else validation_problem(e)
-                             for e in errors[:10])
-        return JSONResponse({"error": f"invalid request: {problems}", "code": "invalid_request", "field": where},
-                            status_code=422)
+    answer_validation_errors(app, count_others=True)  # 400 bad_request naming the field, as every service
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -265,11 +263,11 @@ def create_app(workbench: Workbench, *, keys: KeyRing | None = None,
         return workbench.decide(doc_id, False, by=f"workbench:{who.name}")
 
     @app.get("/api/metrics/evalruns")
-    def eval_runs(_: Caller, query_set: str | None = None) -> dict[str, Any]:
-        return workbench.eval_runs(query_set)
+    def eval_runs(who: Caller, query_set: str | None = None) -> dict[str, Any]:
+        return workbench.eval_runs(query_set, tenant=who.tenant)
 
     @app.get("/api/metrics/latency")
-    def latency(_: Caller, interval: str = "1h", since: str = "now-7d", source: str | None = None) -> dict[str, Any]:
-        return workbench.latency(interval, since, source)
+    def latency(who: Caller, interval: str = "1h", since: str = "now-7d", source: str | None = None) -> dict[str, Any]:
+        return workbench.latency(interval, since, source, tenant=who.tenant)
 
     return app

@@ -2,7 +2,8 @@
 
 Eval runs are the rows ``toolsift eval`` records (:mod:`toolsift.evaluation.evalruns`, read with
 ``EvalRunLog.history``), one series per query set and row; latency is aggregated in OpenSearch (``date_histogram`` + ``percentiles`` on
-``latency_ms``) over the query log, so the figures are those of every logged search, whoever made it.
+``latency_ms``) over the query log: for a tenant, over the searches answered to its keys (the log's
+``tenant``); for every tenant, over every logged search.
 """
 
 from __future__ import annotations
@@ -41,10 +42,11 @@ def eval_run_series(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def latency_series(client: OpenSearch, index: str, *, interval: str = "1h", since: str = "now-7d",
-                   source: str | None = None) -> dict[str, Any]:
+                   source: str | None = None, tenant: str | None = None) -> dict[str, Any]:
     """p50 / p95 / p99 search latency per ``interval`` bucket and overall, from the query log.
 
-    ``interval`` is a fixed interval (``30m``, ``1h``, ``1d``); ``since`` date math (``now-7d``).
+    ``interval`` is a fixed interval (``30m``, ``1h``, ``1d``); ``since`` date math (``now-7d``);
+    ``tenant``: only the searches answered to that tenant's keys (None: every search).
     """
     if not re.fullmatch(r"[1-9]\d{0,3}[smhd]", interval):
         raise BadQueryError(f"interval {interval!r}: give a fixed interval such as 5m, 1h or 1d")
@@ -53,6 +55,8 @@ def latency_series(client: OpenSearch, index: str, *, interval: str = "1h", sinc
     filters: list[dict[str, Any]] = [{"range": {"timestamp": {"gte": since}}}]
     if source:
         filters.append({"term": {"source": source}})
+    if tenant is not None:
+        filters.append({"term": {"tenant": tenant}})
     percents = [50, 95, 99]
     body = {
         "size": 0,

@@ -113,7 +113,9 @@ def from_judgments(name: str, index: str, judgments: Sequence[Judgment], *, tena
 def from_benchmark(path: Path, index: str, indexed_ids: set[str], *, name: str | None = None,
                    split: str = "test", tenant: str = ALL_TENANTS) -> QuerySet:
     """The queries and qrels of a benchmark folder, restricted to the tools ``index`` holds (those
-    ``tenant`` may see: ``indexed_ids``), as a set of ``tenant``.
+    ``tenant`` may see: ``indexed_ids``), as a set of ``tenant``. A tool the benchmark names as its
+    catalog does is the index's tool of that id, else the one tool ``tenant`` sees under that id scoped
+    to its tenants (:mod:`toolsift.mappings.scoped`).
 
     Raises:
         CatalogError: the folder is not a benchmark, or none of its relevant tools is in the index
@@ -121,13 +123,20 @@ def from_benchmark(path: Path, index: str, indexed_ids: set[str], *, name: str |
     """
     from toolsift.ingest.benchmarks import load_benchmark
     from toolsift.ingest.loaders.mcp import tool_id_for
+    from toolsift.mappings.scoped import plain_id
 
     benchmark = load_benchmark(path, split=split, tool_id_for=tool_id_for)
+    scoped: dict[str, list[str]] = {}
+    for doc_id in sorted(indexed_ids):
+        if plain_id(doc_id) != doc_id:
+            scoped.setdefault(plain_id(doc_id), []).append(doc_id)
+    resolved = {t: t if t in indexed_ids else (scoped[t][0] if len(scoped.get(t, ())) == 1 else None)
+                for rel in benchmark.qrels.values() for t in rel}
     cases, dropped = [], 0
     for qid, text in benchmark.queries.items():
         relevant = benchmark.qrels.get(qid, {})
-        kept = {t: g for t, g in relevant.items() if g > 0 and t in indexed_ids}
-        dropped += sum(1 for t, g in relevant.items() if g > 0 and t not in indexed_ids)
+        kept = {str(resolved[t]): g for t, g in relevant.items() if g > 0 and resolved[t] is not None}
+        dropped += sum(1 for t, g in relevant.items() if g > 0 and resolved[t] is None)
         if kept:
             cases.append(QueryCase(qid, text, kept))
     if not cases:

@@ -433,14 +433,13 @@ class Workbench:
 
     # --- the review queue of changed tool definitions (toolsift.ingest.approvals) ------------------
     def approvals(self, tenant: str | None) -> dict[str, Any]:
-        """The changes waiting for approval that ``tenant`` may see, each with its diff and the screen's reasons."""
+        """The changes waiting for approval that ``tenant`` may see (its tenant's and public documents', every
+        definition a record stores among them: :meth:`ApprovalStore.pending`), each with its diff and the
+        screen's reasons."""
         from toolsift.ingest.approvals import ApprovalStore, definition_diff
 
         queue = []
-        for record in ApprovalStore(self.client, self.alias).pending():
-            owners = record.pending_doc.get("tenants") or []
-            if tenant is not None and owners and tenant not in owners:
-                continue
+        for record in ApprovalStore(self.client, self.alias).pending(tenant):
             queue.append({"id": record.doc_id, "entity": record.entity, "reason": record.reason,
                           "source": record.pending_source, "approved_source": record.approved_source or None,
                           "since": record.pending_since, "risk": list(record.pending_risk),
@@ -466,13 +465,19 @@ class Workbench:
         return {"id": doc_id, "decision": "approved" if approve else "rejected"}
 
     # --- metrics ----------------------------------------------------------------------------------
-    def eval_runs(self, query_set: str | None = None) -> dict[str, Any]:
+    def eval_runs(self, query_set: str | None = None, tenant: str | None = None) -> dict[str, Any]:
+        """The eval runs over time. They are the operator's (``toolsift eval`` over its own eval indices and
+        folders, for no tenant): an all-tenant caller (``tenant`` None) reads them, a tenant's none."""
         log = EvalRunLog(self.client, self.settings.eval_runs_index)
-        return {"index": log.index, **eval_run_series(log.history(query_set, size=EVAL_RUN_ROWS))}
+        rows = log.history(query_set, size=EVAL_RUN_ROWS) if tenant is None else []
+        return {"index": log.index, **eval_run_series(rows)}
 
-    def latency(self, interval: str = "1h", since: str = "now-7d", source: str | None = None) -> dict[str, Any]:
+    def latency(self, interval: str = "1h", since: str = "now-7d", source: str | None = None,
+                tenant: str | None = None) -> dict[str, Any]:
+        """Search latency over time from the query log: a tenant's caller's figures are its tenant's searches
+        only; an all-tenant caller's (``tenant`` None) every search."""
         return {**latency_series(self.client, self.settings.query_log_index, interval=interval, since=since,
-                                 source=source), "logging": self.settings.query_log,
+                                 source=source, tenant=tenant), "logging": self.settings.query_log,
                 "now": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
 
 

@@ -1,5 +1,7 @@
 """The feedback curve, on a small slice: simulated agents through the real search API (``toolsift serve
-api`` in its own process), learning behind the guard at each checkpoint, and a spammer held to the key cap.
+api`` in its own process), learning behind the guard at each checkpoint, and a spammer held to the key cap
+and, alone in its tenant, refused for being one key. Two honest agents: the key minimum is set to 2 here
+(``learn_min_keys``; 5 by default).
 
 The full run (0 / 100 / 1,000 / 10,000 events, 500 test queries) is `toolsift bench feedback`; its
 figures are in docs/evaluation.md.
@@ -20,8 +22,9 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def curve(client: Any, base_settings: Any, embedder: Any, datasets: Path) -> Any:
-    return run_feedback_curve(client, base_settings, embedder, datasets / "toollens", checkpoints=(0, 20),
-                              test_queries=20, agents=2, adversary_at=20, key_cap=5, ab_events=10, seed=3)
+    return run_feedback_curve(client, base_settings.with_overrides(learn_min_keys=2), embedder, datasets / "toollens",
+                              checkpoints=(0, 20), test_queries=20, agents=2, adversary_at=20, key_cap=5, ab_events=10,
+                              seed=3)
 
 
 def test_agents_reports_reach_the_feedback_index_through_the_api(client: Any, curve: Any) -> None:
@@ -42,16 +45,25 @@ def test_each_checkpoint_is_measured_on_test_queries_the_agents_never_asked(curv
     assert after.events == 20 and after.fixed == start.fixed
     assert set(start.fixed) == {"ndcg@10", "recall@5"} and 0.0 < start.fixed["ndcg@10"] <= 1.0
     if after.candidate is not None:  # learned: what is served follows the guard's own verdict
-        assert after.guard_passed == (after.held_out["candidate"] > after.held_out["current"])
+        plausible = after.changed is not None and after.changed <= 0.5  # learn_max_changed
+        assert after.guard_passed == (after.held_out["candidate"] > after.held_out["current"] and plausible)
         assert after.served == (after.candidate if after.guard_passed else after.fixed)
 
 
-def test_the_spammer_weighs_no_more_than_the_key_cap(curve: Any) -> None:
+def test_the_spammer_weighs_no_more_than_the_key_cap_and_alone_teaches_nothing(curve: Any) -> None:
     adversary = curve.adversarial
     assert (adversary.honest_events, adversary.spam_events, adversary.key_cap) == (20, 20, 5)
-    # 20 "calls" on the last of ten tools, each weighing 10 (inverse propensity): scaled to the cap of 5 in all
-    assert adversary.spammer_scale == pytest.approx(5 / 200)
+    # each report sent twice, stored once
+    assert (adversary.spam_sent, adversary.spam_stored) == (40, 20)
+    # 20 "calls" on the last of ten tools, each weighing 10 (inverse propensity): scaled to the cap of 5 in all (or
+    # less: no key may carry more than 1 / learn_min_keys of the weight)
+    assert adversary.spammer_scale <= 5 / 200 + 1e-6
     assert set(adversary.capped) == set(adversary.uncapped) == {"ndcg@10", "recall@5"}
+    # one key, many events: its own tenant learns nothing by default; with the key minimum off it is guarded
+    alone, unguarded = adversary.one_key, adversary.one_key_no_minimum
+    assert alone.refused is not None and "1 distinct key" in alone.refused and alone.figures is None
+    assert (alone.events, alone.stored, alone.keys, alone.min_keys) == (40, 20, 1, 2)
+    assert unguarded.refused is None and unguarded.figures is not None and unguarded.min_keys == 1
 
 
 def test_the_curve_is_recorded_for_the_workbench_and_drawn(client: Any, base_settings: Any, curve: Any,
@@ -67,9 +79,11 @@ def test_the_curve_is_recorded_for_the_workbench_and_drawn(client: Any, base_set
 def test_the_a_b_test_runs_only_a_candidate_that_passed_its_guard(curve: Any) -> None:
     passed = any(p.guard_passed for p in curve.points)
     assert (curve.ab is not None) == passed
+    assert any(n.startswith("the benchmark guard was off") for n in curve.notes)  # no --guard-benchmark here
     if curve.ab is None:
-        assert curve.notes == ["A/B: no candidate passed the guard, so none may serve traffic; nothing was tested"]
+        assert "A/B: no candidate passed the guard, so none may serve traffic; nothing was tested" in curve.notes
         return
     arms = curve.ab["arms"]
     assert arms["candidate"]["weights_version"] == curve.ab["candidate_version"]
+    assert curve.ab["keys"] <= 2 and curve.ab["verdict"].startswith("no verdict")  # two keys: fewer than ab_min_keys
     assert arms["candidate"]["reported"] + arms["control"]["reported"] == 10  # every report of the test, in one arm or the other

@@ -342,7 +342,11 @@ def test_a_streamable_http_source_is_synced_for_its_tenant_with_its_token_and_a_
     assert "401" in wrong.last_error, wrong.last_error
     down = statuses["web-down"]
     assert down.state == "error" and down.last_error.startswith("mcp source 'web-down'"), down.last_error
-    assert client.get(index=INDEX, id="web-notes/create_note")["_source"]["tenants"] == ["acme"]  # its tenant only
-    assert "web-notes/create_note" in _ids(client) and not any(i.startswith("web-wrong/") for i in _ids(client))
+    # its tenant only, under ids scoped to it (a name another tenant's server shares is another document)
+    assert client.get(index=INDEX, id="@acme/web-notes/create_note")["_source"]["tenants"] == ["acme"]
+    assert "@acme/web-notes/create_note" in _ids(client) and not any("web-wrong/" in i for i in _ids(client))
+    from toolsift.ingest.versions import VersionStore  # its versions are kept under the same scoped ids
+
+    assert [v.status for v in VersionStore(client, INDEX).history("@acme/web-notes/create_note")] == ["current"]
     assert "s3cret" not in repr(sources[0])  # the token is a secret: never in a repr, a log or the status
     client.indices.delete(index=f"{INDEX}*", ignore_unavailable=True, expand_wildcards="all")

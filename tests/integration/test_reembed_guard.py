@@ -18,7 +18,7 @@ from toolsift.ranker.embedder_artifact import save_embedder
 from toolsift.ranker.embedder_pairs import load_training_pairs
 from toolsift.ranker.embedder_training import EmbedderTrainingConfig, train_embedder
 from toolsift.search import Searcher
-from toolsift.errors import IndexMismatchError
+from toolsift.errors import ConfigError, IndexMismatchError
 from toolsift.opensearch import cosine_from_lucene
 
 pytestmark = pytest.mark.integration
@@ -74,11 +74,20 @@ def test_every_document_is_written_again_with_the_new_model_s_vectors(
         client.indices.delete(index=built.index, ignore_unavailable=True)
 
 
+def test_with_no_benchmark_named_the_guard_refuses_before_anything_is_built(
+        client: Any, indexed: Any, embedder: Any, tiny: Embedder) -> None:
+    manager = IndexManager(client, ALIAS)
+    before, versions = manager.require().index, manager.versions()
+    with pytest.raises(ConfigError, match="benchmark guard is on and names no benchmark.*--no-benchmark-guard"):
+        reembed_guarded(client, indexed, embedder, tiny)
+    assert manager.require().index == before and manager.versions() == versions
+
+
 def test_with_nothing_to_compare_on_the_guard_fails_and_the_new_version_is_gone(
         client: Any, indexed: Any, embedder: Any, tiny: Embedder) -> None:
     manager = IndexManager(client, ALIAS)
     before, versions = manager.require().index, manager.versions()
-    outcome = reembed_guarded(client, indexed, embedder, tiny)
+    outcome = reembed_guarded(client, indexed, embedder, tiny, benchmark_guard=False)
     assert not outcome.guard.passed and not outcome.swapped
     assert outcome.guard.reasons == ("nothing to compare on: no benchmark given and no held-out feedback",)
     assert manager.require().index == before and manager.versions() == versions

@@ -212,7 +212,8 @@ def test_health_is_open_and_metrics_need_a_key(api: str, tenant_catalog: TenantC
 
     assert health.status_code == 200 and health.json()["status"] == "ok" and health.json()["documents"] > 0
     assert anonymous.status_code == 401
-    assert 'toolsift_api_requests_total{route="/v1/search",status="200"}' in metrics.text
+    assert 'toolsift_api_requests_total{route="/v1/search",status="200",tenant="acme"}' in metrics.text
+    assert 'tenant="globex"' not in metrics.text  # a tenant's key reads its tenant's series only
 
 
 def test_a_foreign_host_header_is_refused(api: str, tenant_catalog: TenantCatalog) -> None:

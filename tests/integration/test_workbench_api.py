@@ -265,7 +265,8 @@ def test_bad_input_gets_a_clear_error_naming_what_is_wrong(workbench_url: str, t
                            ERROR_TABLE[CatalogError].http_status)  # one table for every edge: 422 bad_catalog
     assert str(tmp_path) in not_a_benchmark["error"] and not_a_benchmark["code"] == "bad_catalog"
     assert "weights name" in post(workbench_url, "/api/weights/save", {"name": "no spaces"}, 400)["error"]
-    assert httpx.post(workbench_url + "/api/search", json={"query": QUERY, "top_k": 0}).status_code == 422
+    outside = httpx.post(workbench_url + "/api/search", json={"query": QUERY, "top_k": 0})
+    assert (outside.status_code, outside.json()["code"], outside.json()["field"]) == (400, "bad_request", "top_k")
     assert "interval" in httpx.get(workbench_url + "/api/metrics/latency?interval=forever").json()["error"]
 
 

@@ -1,10 +1,11 @@
 """The security suite's deployment: toolsift as an operator runs it, attacked from loopback.
 
 One index holds three slices of LiveMCPBench: tenant ``acme``'s servers, tenant ``globex``'s and
-public ones. A ``toolsift.toml`` holds four keys (an acme search key, a globex search key, an acme
-admin key and an all-tenant admin key), the query log is on (feedback is checked against it) and the
-body cap is 1 MB. The four HTTP front ends run as their own processes, exactly as `toolsift serve …`
-starts them: the search API, the MCP server over streamable HTTP, the workbench and the ranker
+public ones. A ``toolsift.toml`` holds five keys (a search key and an admin key of each tenant, and an
+all-tenant admin key), the query log is on (feedback is checked against it) and the
+body cap is 1 MB; a client has 5 s to send a request's headers, and 5 s more for its body
+(``request_read_timeout_s``). The four HTTP front ends run as their own processes, exactly as
+`toolsift serve …` starts them: the search API, the MCP server over streamable HTTP, the workbench and the ranker
 service. Each is started once, on first use, and stopped at the end; a front end that printed a
 Python traceback to its log fails the suite at teardown (a clean error never prints one).
 
@@ -37,10 +38,12 @@ SEC_PREFIX = "toolsift-sectest-"
 SLICES = {"acme": range(0, 6), "globex": range(6, 12), "": range(12, 16)}
 #: The body cap the front ends run with (``max_body_bytes``).
 CAP = 1_000_000
+#: How long the front ends give a client to send a request's headers, and then its body (``request_read_timeout_s``).
+READ_TIMEOUT_S = 5
 RAW_KEYS = {"acme": "tsk_sec-acme-search", "globex": "tsk_sec-globex-search", "acme-admin": "tsk_sec-acme-admin",
-            "root": "tsk_sec-all-tenants-admin"}
+            "globex-admin": "tsk_sec-globex-admin", "root": "tsk_sec-all-tenants-admin"}
 KEY_ROLES = {"acme": ("acme", "search"), "globex": ("globex", "search"), "acme-admin": ("acme", "admin"),
-             "root": ("*", "admin")}
+             "globex-admin": ("globex", "admin"), "root": ("*", "admin")}
 #: The MCP streamable-HTTP transport's request headers (JSON-RPC over POST, answers as JSON or SSE).
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -160,7 +163,8 @@ def deployment(client: Any, base_settings: Any, embedder: Any, datasets: Path,
               "query_log": True, "query_log_index": f"{SEC_PREFIX}querylog",
               "judgments_index": f"{SEC_PREFIX}judgments", "query_sets_index": f"{SEC_PREFIX}querysets",
               "eval_runs_index": f"{SEC_PREFIX}evalruns", "data_dir": str(folder / "data"),
-              "llm_cache_dir": str(folder / "llm-cache"), "max_body_bytes": CAP, "ranker_max_request_bytes": CAP}
+              "llm_cache_dir": str(folder / "llm-cache"), "max_body_bytes": CAP, "ranker_max_request_bytes": CAP,
+              "request_read_timeout_s": READ_TIMEOUT_S}
     config = folder / "toolsift.toml"
     config.write_text(_toml(values, keys), encoding="utf-8")
     settings = base_settings.with_overrides(**{k: (Path(v) if k.endswith("_dir") else v) for k, v in values.items()},

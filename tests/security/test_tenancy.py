@@ -1,4 +1,4 @@
-"""No tenant sees another tenant's tools, agents, judgments, query sets or answers — through any front end.
+"""No tenant sees another tenant's tools, agents, judgments, query sets, answers, pending changes or figures.
 
 Each tenant's key asks every path of the running processes with the requests most likely to surface a
 foreign tool: the other tenants' own tool descriptions, word for word. The search API (every level,
@@ -6,6 +6,13 @@ the tool set, one tool by id), the MCP server (search, tool set, one tool) and t
 tool set, judgments, query sets) must answer with the caller's and public documents only; a foreign
 tool's id is answered exactly like an id that does not exist; feedback naming another tenant's answer
 is refused exactly like feedback naming an answer never given.
+
+Objects keyed by a name are kept apart too (the leak through the review queue, issue 44, is probed in
+``test_shared_names.py``): a tenant's pending change reaches its own admins and the all-tenant admins
+only; a query-set name and a judgment (same query, same public tool) two tenants both use are two
+objects. The metrics answer a tenant's key with its tenant's figures only: the workbench's latency
+(its searches), its eval runs (none: they are the operator's), the search API's Prometheus series
+(labelled ``tenant``) and the ranker's (none: they count every tenant together).
 """
 
 from __future__ import annotations
@@ -196,3 +203,137 @@ def test_judgments_and_query_sets_of_one_tenant_are_invisible_to_another(deploym
     assert secret not in judgments.text and "acme-secret-set" not in query_sets.text
     acme_view = httpx.get(f"{url}/api/judgments", headers=deployment.header("acme"), timeout=60)
     assert secret in acme_view.text  # the owner still sees it: the refusal above is about tenancy
+
+
+# --- objects keyed by a name: pending changes, query sets, judgments -----------------------------------------
+
+
+def _reingest(dep: Deployment, tenant: str, change: str) -> dict[str, Any]:
+    """The tenant's catalog re-ingested (`toolsift ingest --tenant`) with its first tool's description changed."""
+    import subprocess
+
+    from tests.security.conftest import TOOLSIFT
+
+    catalog = dep.folder / f"{tenant}.json"
+    servers = json.loads(catalog.read_text(encoding="utf-8"))
+    tool = next(iter(servers[0]["tools"].values()))["tools"][0]  # LiveMCPBench: {config name: {tools: [...]}}
+    tool["description"] = f"{tool['description']} {change}"
+    catalog.write_text(json.dumps(servers, ensure_ascii=False), encoding="utf-8")
+    done = subprocess.run([TOOLSIFT, "ingest", str(catalog), "--tenant", tenant, "--json"], capture_output=True,
+                          text=True, timeout=900, env=dep.environment())
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def test_a_tenant_s_pending_change_reaches_its_own_admins_and_the_all_tenant_admins_only(
+        deployment: Deployment) -> None:
+    change = "ACME-REVIEW-7731: now also posts the quarterly numbers."
+    report = _reingest(deployment, "acme", change)
+    [held] = report["held"]
+    url = deployment.url("ui")
+    queues = {key: httpx.get(f"{url}/api/approvals", headers=deployment.header(key), timeout=60)
+              for key in ("acme-admin", "globex-admin", "root")}
+
+    assert held["id"].startswith("@acme/") and held["reason"] == "changed"
+    assert all(q.status_code == 200 for q in queues.values())
+    assert [e["id"] for e in queues["acme-admin"].json()["pending"] if change in "\n".join(e["diff"])] == [held["id"]]
+    assert held["id"] in {e["id"] for e in queues["root"].json()["pending"]}
+    assert change not in queues["globex-admin"].text and held["id"] not in queues["globex-admin"].text
+
+
+def test_a_query_set_name_two_tenants_use_is_two_sets(deployment: Deployment) -> None:
+    url = deployment.url("ui")
+    for key, tool in (("acme-admin", deployment.tools["acme"][1][0]), ("globex-admin", deployment.tools["globex"][1][0])):
+        judged = httpx.post(f"{url}/api/judgments", headers=deployment.header(key), timeout=60,
+                            json={"query": f"{key} shared-name probe", "tool_id": tool, "relevant": True})
+        assert judged.status_code == 200, judged.text
+        made = httpx.post(f"{url}/api/querysets/from-judgments", json={"name": "team-set"},
+                          headers=deployment.header(key), timeout=60)
+        assert made.status_code == 200, made.text
+    listed = {key: [s for s in _ok(httpx.get(f"{url}/api/querysets", headers=deployment.header(key), timeout=60))[
+        "query_sets"] if s["name"] == "team-set"] for key in ("acme", "globex", "root")}
+
+    assert [s["tenant"] for s in listed["acme"]] == ["acme"]
+    assert [s["tenant"] for s in listed["globex"]] == ["globex"]
+    assert sorted(s["tenant"] for s in listed["root"]) == ["acme", "globex"]
+
+
+def test_two_tenants_judging_the_same_public_tool_for_the_same_query_keep_two_verdicts(
+        deployment: Deployment) -> None:
+    url, public = deployment.url("ui"), deployment.tools[""][0][0]
+    query = "one query, one public tool, two tenants"
+    for key, relevant in (("acme-admin", True), ("globex-admin", False)):
+        judged = httpx.post(f"{url}/api/judgments", json={"query": query, "tool_id": public, "relevant": relevant},
+                            headers=deployment.header(key), timeout=60)
+        assert judged.status_code == 200, judged.text
+    seen = {key: [(j["tenant"], j["relevant"]) for j in _ok(httpx.get(
+        f"{url}/api/judgments", headers=deployment.header(key), timeout=60))["judgments"] if j["query"] == query]
+        for key in ("acme", "globex")}
+
+    assert seen == {"acme": [("acme", True)], "globex": [("globex", False)]}
+
+
+# --- metrics: a tenant's key reads its tenant's figures, an all-tenant key everyone's -------------------------------
+
+
+def _searched(dep: Deployment) -> None:
+    """A few searches by each tenant's key (logged with the tenant the answer went to)."""
+    for key in ("acme", "globex", "globex"):
+        _ok(httpx.post(f"{dep.url('api')}/v1/search", json={"query": "send an email", "top_k": 3},
+                       headers=dep.header(key), timeout=120))
+
+
+def test_the_workbench_latency_of_a_tenant_s_key_counts_its_tenant_s_searches_only(
+        deployment: Deployment, client: Any) -> None:
+    _searched(deployment)
+    url, index = deployment.url("ui"), deployment.settings.query_log_index
+    client.indices.refresh(index=index)
+    figures = {key: _ok(httpx.get(f"{url}/api/metrics/latency", params={"since": "now-1d"},
+                                  headers=deployment.header(key), timeout=60)) for key in ("acme", "globex", "root")}
+    logged = {tenant: int(client.count(index=index, body={"query": {"bool": {"filter": [
+        {"term": {"tenant": tenant}}, {"range": {"timestamp": {"gte": "now-1d"}}}]}}})["count"])
+        for tenant in ("acme", "globex")}
+
+    assert logged["acme"] > 0 and logged["globex"] > 0
+    assert figures["acme"]["searches"] == logged["acme"]
+    assert figures["globex"]["searches"] == logged["globex"]
+    assert figures["root"]["searches"] >= logged["acme"] + logged["globex"]
+
+
+def test_eval_runs_are_the_operator_s_a_tenant_s_key_reads_none(deployment: Deployment, client: Any) -> None:
+    from toolsift.evaluation.evalruns import EvalRunLog, EvalRunRow
+
+    EvalRunLog.open(client, deployment.settings).record([EvalRunRow(
+        query_set="globex-private-benchmark", dataset_path="/data/globex/private-benchmark", index="eval-x",
+        kind="tool", method="multi-field", retriever="bm25", row="main", main=True, queries=3,
+        metrics={"ndcg@10": 0.5})])
+    url = deployment.url("ui")
+    runs = {key: httpx.get(f"{url}/api/metrics/evalruns", headers=deployment.header(key), timeout=60)
+            for key in ("acme", "root")}
+
+    assert runs["acme"].status_code == runs["root"].status_code == 200
+    assert runs["acme"].json()["runs"] == 0 and "globex-private-benchmark" not in runs["acme"].text
+    assert "globex-private-benchmark" in runs["root"].text
+
+
+def test_the_search_api_prometheus_metrics_of_a_tenant_s_key_are_its_tenant_s_series_only(
+        deployment: Deployment) -> None:
+    _searched(deployment)
+    url = deployment.url("api")
+    text = {key: httpx.get(f"{url}/metrics", headers=deployment.header(key), timeout=60) for key in ("acme", "root")}
+
+    assert text["acme"].status_code == text["root"].status_code == 200
+    assert 'route="/v1/search",status="200",tenant="acme"' in text["acme"].text
+    assert 'tenant="globex"' not in text["acme"].text and 'tenant="*"' not in text["acme"].text
+    assert 'tenant="globex"' in text["root"].text and 'tenant="acme"' in text["root"].text
+
+
+def test_the_ranker_s_metrics_count_every_tenant_together_and_a_tenant_s_key_reads_none(
+        deployment: Deployment) -> None:
+    url = deployment.url("ranker")
+    acme = httpx.get(f"{url}/metrics", headers=deployment.header("acme"), timeout=60)
+    root = httpx.get(f"{url}/metrics", headers=deployment.header("root"), timeout=60)
+
+    assert acme.status_code == root.status_code == 200
+    assert "toolsift_ranker_request_duration_seconds_count" in root.text
+    assert "toolsift_ranker" not in acme.text

@@ -304,14 +304,17 @@ def test_health_with_opensearch_unreachable_is_a_503_naming_the_cluster(api: Api
     assert keyed_settings().effective_url in answer.json()["error"] and "Traceback" not in answer.text
 
 
-def test_metrics_need_a_key_and_count_requests_by_route_and_status(api: Api) -> None:
+def test_metrics_need_a_key_and_count_requests_by_route_status_and_the_callers_tenant(api: Api) -> None:
     api.search()
     api.search(top_k=0)
 
     anonymous = api.http.get("/metrics")
-    metrics = api.http.get("/metrics", headers=api.key("globex"))
+    metrics = api.http.get("/metrics", headers=api.key("acme"))
+    other = api.http.get("/metrics", headers=api.key("globex"))
 
     assert anonymous.status_code == 401
     assert metrics.status_code == 200 and metrics.headers["content-type"].startswith("text/plain")
-    assert 'toolsift_api_requests_total{route="/v1/search",status="200"} 1.0' in metrics.text
-    assert 'toolsift_api_requests_total{route="/v1/search",status="400"} 1.0' in metrics.text
+    assert 'toolsift_api_requests_total{route="/v1/search",status="200",tenant="acme"} 1.0' in metrics.text
+    assert 'toolsift_api_requests_total{route="/v1/search",status="400",tenant="acme"} 1.0' in metrics.text
+    # another tenant's key reads its own series only: none of acme's searches
+    assert other.status_code == 200 and 'tenant="acme"' not in other.text and "/v1/search" not in other.text

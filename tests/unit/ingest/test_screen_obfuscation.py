@@ -151,3 +151,15 @@ def test_visible_leaves_no_invisible_character_a_person_cannot_see(text: str) ->
             assert index > 0 and not shown[index - 1].isascii() and not ignorable(shown[index - 1])
         else:
             assert not ignorable(char)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(st.characters(codec="utf-8"), max_size=200) | st.lists(st.sampled_from(
+    ["a", " ", "\u2764", "\ufe0f", "\u00ad", "\u200d", "\U000e0041", "\U000e0100", "\u3164"])).map("".join))
+def test_without_invisible_keeps_exactly_what_visible_leaves_unescaped(text: str) -> None:
+    """What a brief line shows: the text less every character ``visible`` would escape, nothing else changed."""
+    from toolsift.ingest.screen_unicode import without_invisible
+
+    kept = without_invisible(text)
+    assert visible(kept) == kept  # nothing hidden is left
+    assert [c for c in text if not ignorable(c)] == [c for c in kept if not ignorable(c)]  # nothing visible lost

@@ -162,6 +162,8 @@ def test_a_malformed_structured_query_raises(serve_app: Callable[[Any], Any]) ->
 
 
 def test_candidates_built_from_signals_are_what_validating_the_same_signals_gives() -> None:
+    """Validated as the service validates them: from their JSON (the wire model's types are strict)."""
+    import json
     from dataclasses import asdict
 
     from toolsift.ranker.protocol import Candidate
@@ -174,5 +176,5 @@ def test_candidates_built_from_signals_are_what_validating_the_same_signals_give
                            derived=("examples",))
     built = Candidate.from_signals(signals)
 
-    assert built.model_dump() == Candidate.model_validate(asdict(signals)).model_dump()
+    assert built.model_dump() == Candidate.model_validate_json(json.dumps(asdict(signals))).model_dump()
     assert built.signals() == signals

@@ -119,6 +119,13 @@ def test_no_candidates_rank_to_an_empty_list() -> None:
     assert FieldWeightRanker(WEIGHTS).rank([], top_k=5) == []
 
 
+def test_candidates_without_any_field_score_all_score_zero_in_first_stage_order() -> None:
+    """A client of the ranker service may send bare candidates (``fields`` empty): ranked, not a crash."""
+    ranked = FieldWeightRanker({f: 1.0 for f in FIELDS}).rank([_signals("b", rank=2), _signals("a", rank=1)], top_k=5)
+
+    assert [(r.doc_id, r.score) for r in ranked] == [("a", 0.0), ("b", 0.0)]
+
+
 def test_ties_keep_the_first_stage_order_then_the_id() -> None:
     cands = [
         _signals("late", bm25={"description": 1.0}, rank=3),

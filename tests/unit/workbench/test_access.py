@@ -84,11 +84,11 @@ class RecordingWorkbench:
     def compare(self, query_set: str, proposal: Any, tenant: str | None = None) -> dict[str, Any]:
         return self._did("compare", tenant)
 
-    def eval_runs(self, query_set: str | None) -> dict[str, Any]:
-        return self._did("evalruns")
+    def eval_runs(self, query_set: str | None, tenant: str | None = None) -> dict[str, Any]:
+        return self._did("evalruns", tenant)
 
-    def latency(self, interval: str, since: str, source: str | None) -> dict[str, Any]:
-        return self._did("latency")
+    def latency(self, interval: str, since: str, source: str | None, tenant: str | None = None) -> dict[str, Any]:
+        return self._did("latency", tenant)
 
     def judge(self, *args: Any, tenant: str | None, **kwargs: Any) -> dict[str, Any]:
         return self._did("judge", tenant)
@@ -151,7 +151,7 @@ def test_a_search_key_reads_in_its_tenant_and_may_not_write(workbench: Recording
         assert _call(http, method, path, body, SEARCH_KEY).status_code == 200, path
     assert {tenant for _, tenant in workbench.calls} <= {"acme", "n/a"}
     assert [name for name, tenant in workbench.calls if tenant == "acme"] == [
-        "describe", "search", "rerank", "set", "judgments", "querysets", "compare"]
+        "describe", "search", "rerank", "set", "judgments", "querysets", "compare", "evalruns", "latency"]
     workbench.calls.clear()
     for method, path, body in WRITES:
         answer = _call(http, method, path, body, SEARCH_KEY)
@@ -255,9 +255,11 @@ def test_confine_follows_symlinks_and_dot_dots(tmp_path: Path) -> None:
 def test_errors_keep_one_body_shape(workbench: RecordingWorkbench) -> None:
     http = _client(workbench, keys=None)
     invalid = http.post("/api/search", json={"query": "q", "top_k": 0})
-    assert invalid.status_code == 422
-    assert invalid.json()["code"] == "invalid_request" and invalid.json()["field"] == "top_k"
-    assert "top_k" in invalid.json()["error"]
+    assert invalid.status_code == 400  # a body outside the schema: the search API's and the ranker's answer
+    assert invalid.json()["code"] == "bad_request" and invalid.json()["field"] == "top_k"
+    assert invalid.json()["error"].startswith("top_k: ")
+    loose = http.post("/api/search", json={"query": "q", "top_k": "10"})  # strict types: no coercion
+    assert (loose.status_code, loose.json()["code"], loose.json()["field"]) == (400, "bad_request", "top_k")
     missing = http.get("/api/nothing")
     assert missing.status_code == 404 and missing.json() == {"error": "Not Found", "code": "not_found", "field": None}
 
@@ -302,8 +304,8 @@ def test_invalid_json_names_no_field_and_deep_nesting_says_so(workbench: Recordi
     broken = http.post("/api/search", content=b'{"query": x}', headers=json_type)
     deep = http.post("/api/search", content=b"[" * 100_000 + b"]" * 100_000, headers=json_type)
 
-    assert broken.status_code == 422 and broken.json()["field"] is None
-    assert broken.json()["error"] == ("invalid request: the body is not valid JSON at character 10: Expecting value "
-                                      "(send UTF-8 JSON)")
+    assert broken.status_code == 400 and broken.json()["field"] is None
+    assert broken.json() == {"error": "the body is not valid JSON at character 10: Expecting value (send UTF-8 JSON)",
+                             "code": "bad_request", "field": None}
     assert deep.status_code == 400 and deep.json()["field"] is None
     assert "nested too deeply" in deep.json()["error"] and "UTF-8" not in deep.json()["error"]
