@@ -300,7 +300,7 @@ def rerank(
 @click.argument("injection_set", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--catalog", "catalogs", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Also screen this real catalog (any format `toolsift ingest` reads; repeatable): tools flagged, seconds.")
-@click.option("--patterns-only", is_flag=True, help="Screen with the patterns alone (no meaning screen, no embedding model).")
+@click.option("--patterns-only", is_flag=True, help="Screen with the patterns alone (no meaning screen).")
 @json_file_option("Write the figures here (default: bench-screen.json).")
 @pass_app
 def screen(app: AppContext, injection_set: Path | None, catalogs: tuple[Path, ...], patterns_only: bool,
@@ -310,27 +310,32 @@ def screen(app: AppContext, injection_set: Path | None, catalogs: tuple[Path, ..
     INJECTION_SET (default: the bundled one, evaluation/data/injection_set.json) holds small MCP
     servers labelled malicious (tool poisoning) or benign (look-alikes); they are ingested as one
     catalog through the real loader and normaliser and screened as `toolsift ingest` screens (the
-    patterns and the meaning screen over the embedding model). Scores per case and per tool, on all
-    cases and on each half (by a hash of the case id). --catalog screens real catalogs too: every
-    flagged tool of a public catalog is a false positive.
+    patterns and the multilingual meaning screen). Scores per case and per tool, on all cases, on each
+    half (by a hash of the case id) and on English and other-language cases (a case's "lang"); recall
+    per language; the screen's cost per tool. --catalog screens real catalogs too: every flagged tool of
+    a public catalog is a false positive.
     """
     from toolsift.evaluation.screen_bench import run_catalog_screen, run_screen_bench
 
-    embedder = None
-    if not patterns_only:
-        from toolsift.embedding import load_embedder
-
-        embedder = load_embedder(app.settings())
-    figures = run_screen_bench(injection_set, embedder)
+    figures = run_screen_bench(injection_set, meaning=not patterns_only)
     meaning = figures["meaning_screen"]
     click.echo(f"injection set {figures['set']}: {figures['all']['cases']} cases "
                f"({figures['all']['malicious']} malicious, {figures['all']['benign']} benign); meaning screen "
-               + (f"on ({meaning['embedding_model']}, threshold {meaning['threshold']})" if meaning else "off"))
+               + (f"on ({meaning['encoder']}, threshold {meaning['threshold']}, agree {meaning['agree']})"
+                  if meaning else "off"))
     click.echo(table(["cases", "n", "case precision", "case recall", "tool precision", "tool recall"], [
         [name, figures[key]["cases"], figures[key]["case_precision"], figures[key]["case_recall"],
          figures[key]["tool_precision"], figures[key]["tool_recall"]]
-        for name, key in (("all", "all"), ("half A", "half_a"), ("half B", "half_b"))
+        for name, key in (("all", "all"), ("half A", "half_a"), ("half B", "half_b"), ("English", "english"),
+                          ("other languages", "other_languages")) if figures[key]["cases"]
     ]))
+    click.echo(table(["language", "malicious", "caught", "benign", "flagged"], [
+        [language, row["malicious"], row["caught"], row["benign"], row["flagged"]]
+        for language, row in figures["by_language"].items()
+    ]))
+    cost = figures["cost"]
+    click.echo(f"cost: {cost['tools']} tools, {cost['sentences']} sentences read by the model, {cost['seconds']} s "
+               f"({cost['ms_per_tool']} ms per tool)")
     click.echo(table(["kind", "cases", "flagged", "rate"], [
         [kind, row["cases"], row.get("caught", row.get("flagged")), row["rate"]] for kind, row in figures["by_kind"].items()
     ]))
@@ -338,12 +343,13 @@ def screen(app: AppContext, injection_set: Path | None, catalogs: tuple[Path, ..
         if ids:
             click.echo(f"{label}: {', '.join(ids)}")
     if catalogs:
-        figures["catalogs"] = run_catalog_screen(list(catalogs), embedder)
+        figures["catalogs"] = run_catalog_screen(list(catalogs), meaning=not patterns_only)
         click.echo(table(["catalog", "tools", "flagged", "seconds (patterns)", "seconds (meaning screen)"], [
             [row["catalog"], row["tools"], row["flagged"], row["seconds_patterns"], row["seconds_meaning"]]
             for row in figures["catalogs"]["catalogs"]
         ]))
-        click.echo(f"real catalogs: {figures['catalogs']['flagged']} of {figures['catalogs']['tools']} tools flagged")
+        click.echo(f"real catalogs: {figures['catalogs']['flagged']} of {figures['catalogs']['tools']} tools flagged "
+                   f"({figures['catalogs']['ms_per_tool']} ms per tool)")
     out = json_out or Path("bench-screen.json")
     write_json(out, figures)
     click.echo(f"wrote {out}", err=True)

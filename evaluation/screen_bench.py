@@ -16,7 +16,9 @@ once, as one catalog. Two levels are scored:
 Every figure is given on the whole set and on its two halves (by a hash of the case id), so that a
 rule changed while looking at half A can be reported on half B.
 
-With an embedder the meaning screen (:mod:`toolsift.ingest.screen_model`) screens too, as at ingest.
+The meaning screen (:mod:`toolsift.ingest.screen_model`) screens too, as at ingest, unless the patterns
+alone are asked for. Cases written in another language than English (a case's ``lang``) are scored
+apart too, and the screen's cost is given per tool (a cold screen: every sentence read by the model).
 :func:`run_catalog_screen` screens real catalogs (any format ``toolsift ingest`` reads) the same way:
 how many of their tools are flagged (a false positive each, for public benchmark catalogs) and how
 long the screen takes, the meaning screen's share apart.
@@ -31,7 +33,7 @@ import time
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolsift.errors import CatalogError
 from toolsift.ingest.loaders import load_catalog
@@ -40,9 +42,6 @@ from toolsift.ingest.pipeline import normalised_records
 from toolsift.ingest.screen import RISK_KINDS, ScreenedTool, screen_catalog, screened
 from toolsift.ingest.screen_model import MeaningScreen, meaning_screen
 from toolsift.mappings.model import ToolDoc
-
-if TYPE_CHECKING:
-    from toolsift.embedding import Embedder
 
 __all__ = ["default_injection_set", "load_injection_set", "write_set_catalog", "run_screen_bench", "run_catalog_screen"]
 
@@ -88,11 +87,16 @@ def write_set_catalog(cases: Sequence[Mapping[str, Any]], folder: Path) -> Path:
     return path
 
 
-def _screen_cases(cases: Sequence[Mapping[str, Any]], meaning: MeaningScreen | None) -> dict[str, dict[str, tuple[str, ...]]]:
-    """case id → tool name → reasons, for the tools the screen flagged, read as ``toolsift ingest`` reads them."""
+def _set_docs(cases: Sequence[Mapping[str, Any]]) -> list[ToolDoc]:
     with tempfile.TemporaryDirectory() as folder:
         path = write_set_catalog(cases, Path(folder))
-        docs = [doc for _, doc in normalised_records(load_catalog(path, "mcp"), 100_000) if isinstance(doc, ToolDoc)]
+        return [doc for _, doc in normalised_records(load_catalog(path, "mcp"), 100_000) if isinstance(doc, ToolDoc)]
+
+
+def _screen_cases(cases: Sequence[Mapping[str, Any]], meaning: MeaningScreen | None,
+                  docs: Sequence[ToolDoc] | None = None) -> dict[str, dict[str, tuple[str, ...]]]:
+    """case id → tool name → reasons, for the tools the screen flagged, read as ``toolsift ingest`` reads them."""
+    docs = _set_docs(cases) if docs is None else docs
     risks = screen_catalog([screened(doc) for doc in docs], meaning)
     case_of = {f"agent:{slugify(case['id'])}": case["id"] for case in cases}
     out: dict[str, dict[str, tuple[str, ...]]] = {case["id"]: {} for case in cases}
@@ -129,26 +133,46 @@ def _scores(cases: Sequence[Mapping[str, Any]], flagged: Mapping[str, Mapping[st
 def _meaning_info(meaning: MeaningScreen | None) -> dict[str, Any] | None:
     if meaning is None:
         return None
-    return {"embedding_model": meaning.model.embedding_model, "threshold": meaning.threshold}
+    return {"encoder": meaning.model.encoder, "threshold": meaning.threshold, "agree": meaning.agree}
 
 
-def run_screen_bench(path: Path | None = None, embedder: Embedder | None = None) -> dict[str, Any]:
+def _language(case: Mapping[str, Any]) -> str:
+    return str(case.get("lang") or "en")
+
+
+def _by_language(cases: Sequence[Mapping[str, Any]], flagged: Mapping[str, Mapping[str, tuple[str, ...]]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for language in sorted({_language(c) for c in cases}):
+        members = [c for c in cases if _language(c) == language]
+        malicious = [c for c in members if c["label"] == "malicious"]
+        benign = [c for c in members if c["label"] == "benign"]
+        caught = sum(1 for c in malicious if flagged[c["id"]])
+        false = sum(1 for c in benign if flagged[c["id"]])
+        out[language] = {"malicious": len(malicious), "caught": caught, "benign": len(benign), "flagged": false}
+    return out
+
+
+def run_screen_bench(path: Path | None = None, meaning: bool = True) -> dict[str, Any]:
     """Screen the injection set at ``path`` (default: the bundled one) and score it.
 
     Args:
         path: the injection set.
-        embedder: the embedding model; given, the meaning screen screens too (as at ingest, through the
-            weights' own encoder when ``embedder`` is another model); None: the patterns alone.
+        meaning: screen with the meaning screen too, as at ingest (False: the patterns alone).
 
     Returns:
-        ``{"set", "meaning_screen", "all", "half_a", "half_b", "by_kind", "flagged"}``: the scores on
-        all cases and on each half, recall per malicious kind (and the false-positive rate of the
-        look-alikes), and each flagged case's tools with their reasons.
+        ``{"set", "meaning_screen", "all", "half_a", "half_b", "english", "other_languages", "by_language",
+        "by_kind", "cost", "flagged"}``: the scores on all cases, on each half and on the English cases and
+        the others, recall per language and per malicious kind (and the false-positive rate of the
+        look-alikes), the screen's cost (``tools``, ``sentences``, ``seconds``, ``ms_per_tool``: a cold
+        screen, every sentence read by the model) and each flagged case's tools with their reasons.
     """
     path = path or default_injection_set()
     cases = load_injection_set(path)
-    meaning = meaning_screen(embedder) if embedder is not None else None
-    flagged = _screen_cases(cases, meaning)
+    screen = meaning_screen() if meaning else None
+    docs = _set_docs(cases)
+    start = time.perf_counter()
+    flagged = _screen_cases(cases, screen, docs)
+    seconds = time.perf_counter() - start
     by_kind: dict[str, Any] = {}
     for kind in sorted({c.get("kind", "") for c in cases}):
         members = [c for c in cases if c.get("kind", "") == kind]
@@ -157,12 +181,17 @@ def run_screen_bench(path: Path | None = None, embedder: Embedder | None = None)
         by_kind[kind] = {"cases": len(members), key: hits, "rate": _ratio(hits, len(members))}
     return {
         "set": str(path),
-        "meaning_screen": _meaning_info(meaning),
+        "meaning_screen": _meaning_info(screen),
         "risk_kinds": list(RISK_KINDS),
         "all": _scores(cases, flagged),
         "half_a": _scores([c for c in cases if _half(c["id"]) == "A"], flagged),
         "half_b": _scores([c for c in cases if _half(c["id"]) == "B"], flagged),
+        "english": _scores([c for c in cases if _language(c) == "en"], flagged),
+        "other_languages": _scores([c for c in cases if _language(c) != "en"], flagged),
+        "by_language": _by_language(cases, flagged),
         "by_kind": by_kind,
+        "cost": {"tools": len(docs), "sentences": screen.encoded if screen else 0, "seconds": round(seconds, 2),
+                 "ms_per_tool": round(1000 * seconds / max(1, len(docs)), 2)},
         "flagged": {case_id: {name: list(reasons) for name, reasons in tools.items()}
                     for case_id, tools in flagged.items() if tools},
     }
@@ -203,18 +232,19 @@ def _tool_records_catalog(path: Path, folder: Path) -> Path | None:
     return out
 
 
-def run_catalog_screen(catalogs: Sequence[Path], embedder: Embedder | None = None) -> dict[str, Any]:
+def run_catalog_screen(catalogs: Sequence[Path], meaning: bool = True) -> dict[str, Any]:
     """Screen real catalogs as ``toolsift ingest`` does and count what is flagged.
 
     Each catalog is loaded (format detected; a JSON-lines file of tool records, as the training set's
     ``tools.jsonl``, as one MCP catalog with a server per record's ``server``) and normalised, and its
     tools are screened as one catalog: first by the patterns alone (cold), then with the meaning screen
-    when ``embedder`` is given (a fresh one, so every sentence is embedded); the meaning screen's time
-    is the second run's less a third, warm run of the patterns.
+    unless ``meaning`` is False (a fresh one, so every sentence is read by the model); the meaning
+    screen's time is the second run's less a third, warm run of the patterns.
 
     Returns:
-        ``{"meaning_screen", "tools", "flagged", "catalogs": [{"catalog", "tools", "flagged",
-        "seconds_patterns", "seconds_meaning", "flagged_tools": {tool id: reasons}}]}``.
+        ``{"meaning_screen", "tools", "flagged", "ms_per_tool", "catalogs": [{"catalog", "tools", "flagged",
+        "seconds_patterns", "seconds_meaning", "sentences", "flagged_tools": {tool id: reasons}}]}``;
+        ``ms_per_tool`` is the whole screen's cost per tool (patterns and meaning screen, cold).
 
     Raises:
         CatalogError: a catalog cannot be read.
@@ -230,17 +260,21 @@ def run_catalog_screen(catalogs: Sequence[Path], embedder: Embedder | None = Non
         risks = screen_catalog(tools)
         patterns = time.perf_counter() - start
         seconds_meaning = None
-        if embedder is not None:
-            meaning = meaning_screen(embedder)
-            info = _meaning_info(meaning)
+        read = 0
+        if meaning:
+            screen = meaning_screen()
+            info = _meaning_info(screen)
             start = time.perf_counter()
-            risks = screen_catalog(tools, meaning)
+            risks = screen_catalog(tools, screen)
             both = time.perf_counter() - start
             start = time.perf_counter()
             screen_catalog(tools)
             seconds_meaning = round(max(0.0, both - (time.perf_counter() - start)), 2)
+            read = screen.encoded
         rows.append({"catalog": str(path), "tools": len(tools), "flagged": len(risks),
-                     "seconds_patterns": round(patterns, 2), "seconds_meaning": seconds_meaning,
+                     "seconds_patterns": round(patterns, 2), "seconds_meaning": seconds_meaning, "sentences": read,
                      "flagged_tools": {tool_id: list(reasons) for tool_id, reasons in risks.items()}})
-    return {"meaning_screen": info, "tools": sum(r["tools"] for r in rows), "flagged": sum(r["flagged"] for r in rows),
-            "catalogs": rows}
+    tools_total = sum(r["tools"] for r in rows)
+    seconds = sum(r["seconds_patterns"] + (r["seconds_meaning"] or 0.0) for r in rows)
+    return {"meaning_screen": info, "tools": tools_total, "flagged": sum(r["flagged"] for r in rows),
+            "ms_per_tool": round(1000 * seconds / max(1, tools_total), 2), "catalogs": rows}

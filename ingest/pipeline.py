@@ -90,8 +90,7 @@ class IngestReport:
     accepted: then no index or alias is created, and an existing one is left as it was.
 
     ``texts_embedded`` counts the written documents' texts that got a vector (distinct per chunk);
-    ``texts_encoded`` the texts the model encoded in this ingest (the meaning screen's sentences
-    included), ``texts_cached`` those whose vectors the vector cache held
+    ``texts_encoded`` the texts the embedding model encoded in this ingest, ``texts_cached`` those whose vectors the vector cache held
     (:mod:`toolsift.ingest.vectorcache`); ``embed_seconds`` is the time spent embedding and building the
     documents, which overlaps the bulk writes.
     """
@@ -347,13 +346,13 @@ def validate_catalog(
     standardiser: Standardiser | None = None,
     tenants: Sequence[str] = (),
     progress: ProgressCallback | None = None,
-    embedder: Embedder | None = None,
+    meaning: MeaningScreen | None = None,
 ) -> IngestReport:
     """The ingest's first pass alone: every record read, normalised, linked and screened; nothing written.
 
     What :func:`ingest_catalog` does before it touches the index (and all ``strict`` does when a
     record is bad): the report's counts, rejects and flags are the ones an ingest of the file would
-    report (without ``embedder`` the screen reads its patterns only: the meaning screen embeds);
+    report when ``meaning`` is the meaning screen (without it the screen reads its patterns only);
     ``index`` is empty.
 
     Raises:
@@ -365,7 +364,6 @@ def validate_catalog(
     fmt = fmt or detect_format(path)
     scope = tenants_for(path, settings, tenants)
     report = IngestReport(catalog=str(path), format=fmt, tenants=scope)
-    meaning = meaning_screen(embedder) if embedder is not None else None
     _reported(report, _validate(path, fmt, settings.max_field_chars, progress, standardiser, scope, meaning,
                                 max_depth=settings.max_nesting_depth))
     report.seconds = time.perf_counter() - started
@@ -471,7 +469,9 @@ def ingest_catalog(
     encoder = CachedEncoder(embedder, cache)
     created: str | None = None  # the index version this run created: removed when the node refuses the ingest
     try:
-        validation = _validate(path, fmt, settings.max_field_chars, progress, standardiser, scope, meaning_screen(encoder),
+        # the meaning screen's scores share the vector cache
+        meaning = meaning_screen(cache, settings.embedding_device) if settings.screen_meaning else None
+        validation = _validate(path, fmt, settings.max_field_chars, progress, standardiser, scope, meaning,
                                max_depth=settings.max_nesting_depth)
         _reported(report, validation)
         if strict and validation.rejected:

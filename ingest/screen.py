@@ -44,9 +44,11 @@ is not a finding. Two kinds of rule read the text:
 The patterns were written from published tool-poisoning attacks and then changed while reading the
 bundled injection set; the sentence-level rules while reading the first blind set and the bundled set
 (docs/evaluation.md says which data when). Their precision and recall are a benchmark figure
-(``toolsift bench screen``, and once on a held-out blind set). Where an embedder is at hand, the
-meaning screen (:mod:`toolsift.ingest.screen_model`) is a second signal over the sentences that direct
-the model at something at stake (:func:`directs`).
+(``toolsift bench screen``, and once on a held-out blind set). At ingest the meaning screen
+(:mod:`toolsift.ingest.screen_model`, a multilingual model trained on tool text by other authors than
+those it is reported on) reads every sentence too: it flags what the patterns have no words for, in any
+language, and a finding of the patterns that also fires on benign documentation stands only where it
+agrees (:func:`strong` names the findings that stand alone).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from toolsift.ingest.screen_intent import QUOTED, SERVER_FILLS, intents, keeps_back_a_secret, shadowing_intents
-from toolsift.ingest.screen_model import MeaningScreen
+from toolsift.ingest.screen_model import MeaningScreen, sentences
 from toolsift.ingest.screen_unicode import (
     decoded_selectors,
     decoded_tags,
@@ -81,8 +83,8 @@ __all__ = [
     "screen_tool_texts",
     "introduced",
     "screen_catalog",
-    "meaning_sentences",
-    "directs",
+    "meaning_texts",
+    "strong",
     "screened",
     "with_risk",
     "visible",
@@ -756,66 +758,36 @@ def _screened_alone(texts: tuple[str, ...]) -> tuple[Finding, ...]:
     return tuple(screen_tool_texts(texts))
 
 
-_MEANING_WORDS = (5, 60)
-# A sentence that directs a reader to act (what the meaning screen scores): it names the assistant,
-# acts before or after the tool's use, or tells someone to always / never / must do something.
-_DIRECTS = re.compile(
-    r"\b(?:before (?:using|calling|answering|responding|you)|after (?:every|each|producing|you|the)|when(?:ever)? you|"
-    r"the (?:assistant|ai|model|agent|llm)s? (?:must|should|will|needs?)|assistants?\b|"
-    r"(?:always|never|must|do not|don'?t|make sure|be sure|remember to|you should|you must|you need to|please)\b"
-    r"(?:[^.;!?]){0,60}?\b(?:send|include|pass|read|call|append|forward|upload|copy|mention|tell|show|ask|set|put|replace|"
-    r"add|post|share|reveal|display|reply|respond|answer|say|print|output|ignore))\b", re.IGNORECASE)
+# Findings a benign catalog never shows (text hidden in tag characters or selectors, ChatML tokens, a
+# payload split across tools, the canonical "ignore previous instructions", a forged system turn, a secret
+# file to read and pass on): these flag a tool alone. Every other finding of the patterns also fires on
+# ordinary documentation now and then ("overrides any default team setting", a parameter named
+# "instructions for the AI"), so with the meaning screen at hand it stands only when the meaning screen
+# agrees that the tool's text reads as aimed at the model (its ``agree`` threshold).
+_STRONG = re.compile(
+    r"^hidden-unicode: (?!look-alike)|chatml|tag characters|^split-payload|"
+    r"^instruction: (?:an instruction to ignore earlier instructions|a role or prompt override|"
+    r"a message posing as the system|an instruction to read a sensitive file|an argument defined as a sensitive file|"
+    r"an instruction to pass on a sensitive file)")
 
 
-# What an attack is after: the user's data, secrets, money, a way out, other tools, the model's rules.
-# MCP descriptions direct the model all the time ("always pass the city in English"); only a directive
-# about something at stake is worth the meaning screen's look.
-_STAKES = re.compile(
-    r"\b(?:user'?s|the user|conversation|chat|messages?|history|transcripts?|secrets?|passwords?|credentials?|tokens?|"
-    r"api keys?|private|keys|cookies?|environment|e-?mails?|accounts?|money|payments?|transfers?|funds|wallets?|"
-    r"https?://|urls?|links?|webhooks?|servers?|rules|restrictions|guidelines|instructions|polic(?:y|ies)|filters?|"
-    r"refus\w*|censor\w*|prompts?|tools?|confidential|hidden|secretly|silently|quietly)\b", re.IGNORECASE)
+def strong(finding: Finding) -> bool:
+    """Whether a finding of the patterns flags its tool without the meaning screen's agreement."""
+    return bool(_STRONG.search(str(finding)))
 
 
-def directs(sentence: str) -> bool:
-    """Whether a sentence directs its reader to act on something at stake (the user's data, secrets,
-    a destination, other tools, the model's rules): the only sentences the meaning screen scores."""
-    return bool(_DIRECTS.search(sentence)) and bool(_STAKES.search(sentence))
+def meaning_texts(tool: ScreenedTool) -> tuple[str, ...]:
+    """What the meaning screen reads of a tool: its description, its parameters' descriptions and every
+    other string of its documentation of 12 characters or more."""
+    return tuple(dict.fromkeys([*_segments(tool), *(t for t in tool.texts if len(t) >= 12)]))
 
 
-def meaning_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` the meaning screen reads: look-alike letters folded, invisible
-    characters gone, text hidden in tag characters, variation selectors, base64 or hex decoded; quoted
-    values written as ``"…"`` (they are data) and sentences about what a tool detects left out; 5 to
-    60 words each."""
-    plain = fold_confusables(strip_invisible(text))
-    hidden = [t for t in (decoded_tags(text), decoded_selectors(text)) if t]
-    decoded = [d for how, d in decodings(plain) if how in ("base64", "hex")]
-    out: list[str] = []
-    for source in (plain, *hidden, *decoded):
-        for match in _SENTENCE.finditer(source):
-            sentence = " ".join(match.group().split())
-            lower = sentence.lower()
-            if _DETECTS.search(lower) and _LISTS.search(lower):
-                continue
-            words = _QUOTED.sub('"…"', sentence).split()
-            if len(words) >= _MEANING_WORDS[0]:
-                out.append(" ".join(words[: _MEANING_WORDS[1]]))
-    return list(dict.fromkeys(out))
-
-
-def _meaning(tools: Sequence[ScreenedTool], meaning: MeaningScreen) -> dict[str, Finding]:
-    """Each tool's sentence that reads most like text aimed at a model, where it reaches the threshold."""
-    sentences = {tool.tool_id: [s for text in _segments(tool) for s in meaning_sentences(text) if directs(s)] for tool in tools}
-    unique = list(dict.fromkeys(s for found in sentences.values() for s in found))
+def _meaning(tools: Sequence[ScreenedTool], meaning: MeaningScreen) -> dict[str, tuple[float, str]]:
+    """Each tool's highest score and the sentence that has it (tools without a sentence left out)."""
+    found = {tool.tool_id: [s for text in meaning_texts(tool) for s in sentences(text)] for tool in tools}
+    unique = list(dict.fromkeys(s for read in found.values() for s in read))
     scores = dict(zip(unique, meaning.scores(unique), strict=True))
-    out: dict[str, Finding] = {}
-    for tool_id, found in sentences.items():
-        best = max(found, key=scores.__getitem__, default=None)
-        if best is not None and scores[best] >= meaning.threshold:
-            out[tool_id] = Finding("instruction", f"reads as text aimed at the model (meaning screen, p {scores[best]:.2f}), "
-                                                  f"{_quote(best)}")
-    return out
+    return {tool_id: max((scores[s], s) for s in read) for tool_id, read in found.items() if read}
 
 
 def screen_catalog(tools: Sequence[ScreenedTool], meaning: MeaningScreen | None = None) -> dict[str, tuple[str, ...]]:
@@ -823,11 +795,12 @@ def screen_catalog(tools: Sequence[ScreenedTool], meaning: MeaningScreen | None 
 
     Shadowing looks at the names of the other servers' tools; split payloads at the descriptions of
     each server's tools and their parameters in catalog order. ``meaning``: the meaning screen
-    (:mod:`toolsift.ingest.screen_model`), a second signal over each description's and parameter
-    description's sentences; None: the patterns alone.
+    (:mod:`toolsift.ingest.screen_model`) over every sentence of each tool's text: a tool whose
+    highest-scoring sentence reaches its ``threshold`` is flagged for it, and a finding of the patterns
+    that is not :func:`strong` stands only where that score reaches ``agree``; None: the patterns alone.
     """
     alone = {tool.tool_id: list(_screened_alone(tool.texts)) for tool in tools}
-    # a weak signal: the meaning screen's finding flags its own tool, never a sibling through a split payload
+    # the meaning screen's finding flags its own tool, never a sibling through a split payload
     meant = _meaning(tools, meaning) if meaning is not None else {}
     names_by_server: dict[str | None, set[str]] = {}
     for tool in tools:
@@ -851,8 +824,13 @@ def screen_catalog(tools: Sequence[ScreenedTool], meaning: MeaningScreen | None 
     for tool in tools:
         own = frozen[tool.agent_id] if tool.agent_id else frozenset({tool.name.lower()})
         rivals = sorted(servers_of[tool.name.lower()] - {(tool.agent_id or tool.tool_id).removeprefix("agent:")})
-        findings = (alone[tool.tool_id] + ([meant[tool.tool_id]] if tool.tool_id in meant else [])
-                    + _shadowing(tool, own, owner_of, rivals) + split.get(tool.tool_id, []))
+        findings = alone[tool.tool_id] + _shadowing(tool, own, owner_of, rivals) + split.get(tool.tool_id, [])
+        if meaning is not None:
+            score, sentence = meant.get(tool.tool_id, (0.0, ""))
+            findings = [f for f in findings if score >= meaning.agree or strong(f)]
+            if score >= meaning.threshold:
+                findings.append(Finding("instruction", f"reads as text aimed at the model (meaning screen, "
+                                                       f"p {score:.2f}), {_quote(sentence)}"))
         if findings:
             ordered = sorted(findings, key=lambda f: RISK_KINDS.index(f.kind))
             out[tool.tool_id] = tuple(dict.fromkeys(str(f) for f in ordered))[:MAX_RISK_REASONS]

@@ -30,7 +30,9 @@ DOCUMENT_BUILDER_MODULES: tuple[str, ...] = (
     "screen.py",
     "screen_unicode.py",
     "screen_model.py",
-    "data/screen_model.json",  # the meaning screen's weights decide which tools are flagged
+    "screen_e5.py",
+    "data/screen_model.json",  # the meaning screen's adapter and thresholds decide which tools are flagged
+    "data/screen_adapter.safetensors",
     "standardise_tasks.py",
     "standardise_answers.py",
     "standardise_required.py",

@@ -392,6 +392,11 @@ class Settings(BaseSettings):
     max_field_chars: int = Field(
         100_000, ge=1000, description="Longest text accepted in one field; longer records are rejected."
     )
+    screen_meaning: bool = Field(
+        True, description="Read every sentence of every tool at ingest with the multilingual meaning screen "
+        "(multilingual-e5-small with a trained adapter; on the embedding device) beside the screen's patterns. "
+        "Off: the patterns alone, which miss most hostile text outside English and keep more false alarms; "
+        "only for catalogs you trust or bulk loads on a slow CPU.")
     max_nesting_depth: int = Field(
         32, ge=32, le=128,
         description="Deepest nesting of lists and objects accepted in one catalog record (its documentation "

@@ -69,8 +69,12 @@ def test_ingest_records_the_screens_reasons_on_the_poisoned_tool_only(client: An
     flagged = client.search(index=INDEX, body={"size": 100, "_source": ["risk", "risk_reasons"],
                                                "query": {"term": {"risk": "flagged"}}})["hits"]["hits"]
 
-    assert [hit["_id"] for hit in flagged] == [ADD]
-    reasons = flagged[0]["_source"]["risk_reasons"]
+    # The poisoned tool is flagged, its benign sibling is not. (The meaning screen also flags some of the
+    # LiveMCPBench servers' usage hints aimed at the model, "If a user mentions a summoner, you should ...":
+    # a known false alarm, measured in docs/evaluation.md, so this test does not pin the other servers.)
+    by_id = {hit["_id"]: hit for hit in flagged}
+    assert ADD in by_id
+    reasons = by_id[ADD]["_source"]["risk_reasons"]
     assert any(r.startswith("instruction: an instruction to read a sensitive file and pass it on") for r in reasons)
     assert any(r.startswith("hidden-unicode: tag characters spelling 'also send the chat history") for r in reasons)
     assert client.get(index=INDEX, id="quick-math/multiply")["_source"]["risk"] == "none"
@@ -192,7 +196,7 @@ DISGUISED = {
 }
 
 
-def test_ingest_reads_through_disguises_and_screens_meaning_leaving_real_text_alone(
+def test_ingest_reads_through_disguises_leaving_real_text_alone(
         client: Any, base_settings: Any, embedder: Any, tmp_path: Path) -> None:
     from toolsift.search.definitions import RISK_FLAG, flagged_description
 
@@ -201,7 +205,8 @@ def test_ingest_reads_through_disguises_and_screens_meaning_leaving_real_text_al
         assert any(r.startswith("instruction: an instruction to ignore earlier instructions")
                    for r in reasons["disguised-helpers/convert"])
         assert any(r.startswith("hidden-unicode: 28 variation selectors in a row") for r in reasons["disguised-helpers/date"])
-        assert any("(meaning screen, p " in r for r in reasons["disguised-helpers/persona"])
+        # the jailbreak persona: the patterns' override finding, which stands because the meaning screen agrees
+        assert any(r.startswith("instruction: an instruction that overrides") for r in reasons["disguised-helpers/persona"])
 
         from toolsift.search import SearchBackend, SearchRequest
 

@@ -120,6 +120,31 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'all': {'cases': 66.0, 'malicious': 31.0, 'benign': 35.0, 'case_precision': 1.0, 'case_recall': 1.0, 'tool_precision': 1.0, 'tool_recall': 1.0},
         'half A': {'cases': 36.0, 'malicious': 16.0, 'benign': 20.0, 'case_precision': 1.0, 'case_recall': 1.0, 'tool_precision': 1.0, 'tool_recall': 1.0},
         'half B': {'cases': 30.0, 'malicious': 15.0, 'benign': 15.0, 'case_precision': 1.0, 'case_recall': 1.0, 'tool_precision': 1.0, 'tool_recall': 1.0},
+        'English': {'cases': 66.0, 'malicious': 31.0, 'benign': 35.0, 'case_precision': 1.0, 'case_recall': 1.0, 'tool_precision': 1.0, 'tool_recall': 1.0},
+    },
+    'screen/blind-4': {
+        'all': {'cases': 100.0, 'malicious': 50.0, 'benign': 50.0, 'case_precision': 0.9474, 'case_recall': 0.72, 'tool_precision': 0.9474, 'tool_recall': 0.6792},
+        'half A': {'cases': 55.0, 'malicious': 25.0, 'benign': 30.0, 'case_precision': 1.0, 'case_recall': 0.8, 'tool_precision': 1.0, 'tool_recall': 0.7692},
+        'half B': {'cases': 45.0, 'malicious': 25.0, 'benign': 20.0, 'case_precision': 0.8889, 'case_recall': 0.64, 'tool_precision': 0.8889, 'tool_recall': 0.5926},
+        'English': {'cases': 44.0, 'malicious': 22.0, 'benign': 22.0, 'case_precision': 1.0, 'case_recall': 0.6364, 'tool_precision': 1.0, 'tool_recall': 0.6087},
+        'other languages': {'cases': 56.0, 'malicious': 28.0, 'benign': 28.0, 'case_precision': 0.9167, 'case_recall': 0.7857, 'tool_precision': 0.9167, 'tool_recall': 0.7333},
+    },
+    'screen/blind-5': {
+        'all': {'cases': 100.0, 'malicious': 50.0, 'benign': 50.0, 'case_precision': 0.92, 'case_recall': 0.92, 'tool_precision': 0.9245, 'tool_recall': 0.9074},
+        'half A': {'cases': 48.0, 'malicious': 29.0, 'benign': 19.0, 'case_precision': 0.9643, 'case_recall': 0.931, 'tool_precision': 0.9643, 'tool_recall': 0.9},
+        'half B': {'cases': 52.0, 'malicious': 21.0, 'benign': 31.0, 'case_precision': 0.8636, 'case_recall': 0.9048, 'tool_precision': 0.88, 'tool_recall': 0.9167},
+        'English': {'cases': 40.0, 'malicious': 20.0, 'benign': 20.0, 'case_precision': 0.9, 'case_recall': 0.9, 'tool_precision': 0.9091, 'tool_recall': 0.9091},
+        'other languages': {'cases': 60.0, 'malicious': 30.0, 'benign': 30.0, 'case_precision': 0.9333, 'case_recall': 0.9333, 'tool_precision': 0.9355, 'tool_recall': 0.9062},
+    },
+    'screen/benign-registry': {
+        'all catalogs': {'tools': 804.0, 'flagged': 3.0},
+        'data/benign_registry.json': {'tools': 804.0, 'flagged': 3.0},
+    },
+    'screen/real-catalogs': {
+        'all catalogs': {'tools': 1092.0, 'flagged': 19.0},
+        'apibank/tools.json': {'tools': 101.0, 'flagged': 0.0},
+        'livemcpbench/tools.json': {'tools': 527.0, 'flagged': 16.0},
+        'toollens/corpus.jsonl': {'tools': 464.0, 'flagged': 3.0},
     },
     'prompts/injection-set': {
         'standardise': {'tools': 122.0, 'answered': 122.0, 'invalid': 0.0, 'answers_changing_parameters': 122.0, 'answers_carrying_hostile_text': 31.0, 'documents_changing_parameters': 0.0},

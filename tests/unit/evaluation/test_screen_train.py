@@ -1,0 +1,48 @@
+"""The meaning screen's trainer, end to end on a slice: it trains the adapter over the frozen lower
+layers, calibrates its threshold on held-apart benign tools, and writes an adapter and description the
+ingest screen loads, recording what it read (the full run is `python -m toolsift.evaluation.screen_train`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from toolsift.evaluation import screen_train
+from toolsift.evaluation.screen_train import Recipe, Row, load_sentences, threshold
+from toolsift.ingest.screen_model import MeaningScreen, load_meaning_model
+
+
+def test_the_threshold_flags_at_most_the_given_share_of_calibration_tools() -> None:
+    scores = [i / 1000 for i in range(1000)]
+    cut = threshold(scores, 0.01)
+    assert sum(s >= cut for s in scores) <= 10
+
+
+def test_a_trained_slice_is_an_adapter_the_screen_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        datasets: Path) -> None:
+    rows = load_sentences()
+    slice_ = ([r for r in rows if r.group == "T2" and r.label == 1][:40] + [r for r in rows if r.group == "T2" and r.label == 0][:40]
+              + [r for r in rows if r.group == "TOOLS"][:40] + [r for r in rows if r.group == "N2"][:20])
+    monkeypatch.setattr(screen_train, "load_sentences", lambda: slice_)
+    calibration = [["Returns the weather for a city."], ["Adds two numbers and returns the sum."]]
+    monkeypatch.setattr(screen_train, "calibration_tools", lambda tools: calibration)
+    recipe = Recipe(epochs=1, tools_kept=40, tool_negatives=20, registry_negatives=10)
+
+    result = screen_train.train(datasets / "train" / "tools.jsonl", tmp_path, recipe=recipe)
+
+    described = load_meaning_model(tmp_path / "screen_model.json")
+    assert described.threshold == result["threshold"] and described.agree == pytest.approx(0.2 * described.threshold, abs=1e-6)
+    assert described.trained_on["counts"]["T2"] == {"positive": 40, "negative": 40}
+    assert described.trained_on["recipe"]["epochs"] == 1 and "injection_blind_set_4.json" in described.trained_on["held_out"]
+    screen = MeaningScreen(described, adapter=tmp_path / "screen_adapter.safetensors", device="cpu")
+    (score,) = screen.scores(["Returns the weather for a city."])
+    assert 0.0 <= score < described.threshold + 1e-6  # a calibration tool's sentence is at or under the threshold
+    json.loads((tmp_path / "screen_model.json").read_text())  # the description is plain JSON
+
+
+def test_rows_are_labelled_sentences_of_known_groups() -> None:
+    rows = load_sentences()
+    assert {r.group for r in rows} >= {"A", "B", "C", "D", "T1", "T2", "T3", "T4", "S", "TR", "N2", "TOOLS"}
+    assert all(isinstance(r, Row) and r.label in (0, 1) for r in rows[:1000])
