@@ -111,21 +111,21 @@ def load_image(path: Path | None = None) -> Image:
     path = path or image_path()
     try:
         buf = np.memmap(path, dtype=np.uint8, mode="c")
-        return _parse_image(buf)
+        return _parse_image(buf, path)
     except (OSError, ValueError, struct.error, IndexError) as exc:
         raise ConfigError(f"e5 image {path} cannot be read: {exc}") from exc
 
 
-def _parse_image(buf: np.ndarray) -> Image:
+def _parse_image(buf: np.ndarray, path: Path) -> Image:
     mv = buf.data
     if len(buf) < 8 or bytes(mv[:4]) != b"E5S1":
-        raise ValueError("not an E5S1 image")
+        raise ConfigError(f"e5 image {path} cannot be read: not an E5S1 image")
     p = 8
     hidden, layers, heads, ffn, _vocab, positions, _types = struct.unpack_from("<7i", mv, p); p += 28
     (eps,) = struct.unpack_from("<f", mv, p); p += 4
     (qk,) = struct.unpack_from("<i", mv, p); p += 4
     if qk != QK:
-        raise ValueError(f"unsupported block size {qk}")
+        raise ConfigError(f"e5 image {path} cannot be read: unsupported block size {qk}")
     n_pieces, bos, eos, pad, unk = struct.unpack_from("<5i", mv, p); p += 20
     (bloblen,) = struct.unpack_from("<Q", mv, p); p += 8
     offsets = np.frombuffer(buf, np.uint32, n_pieces + 1, p).tolist(); p += 4 * (n_pieces + 1)
@@ -139,7 +139,7 @@ def _parse_image(buf: np.ndarray) -> Image:
         count = mv[q]; q += 1
         norm_map[cp] = struct.unpack_from(f"<{count}I", mv, q); q += 4 * count
     if q - p != norm_bytes:
-        raise ValueError("normalisation map size mismatch")
+        raise ConfigError(f"e5 image {path} cannot be read: normalisation map size mismatch")
     p += norm_bytes
     (entries,) = struct.unpack_from("<i", mv, p); p += 4
     tensors: dict[str, _Tensor] = {}
