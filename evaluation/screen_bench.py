@@ -43,7 +43,8 @@ from toolsift.ingest.screen import RISK_KINDS, ScreenedTool, screen_catalog, scr
 from toolsift.ingest.screen_model import MeaningScreen, meaning_screen
 from toolsift.mappings.model import ToolDoc
 
-__all__ = ["default_injection_set", "load_injection_set", "write_set_catalog", "run_screen_bench", "run_catalog_screen"]
+__all__ = ["catalog_docs", "default_injection_set", "load_injection_set", "write_set_catalog", "run_screen_bench",
+           "run_catalog_screen"]
 
 
 def default_injection_set() -> Path:
@@ -232,6 +233,18 @@ def _tool_records_catalog(path: Path, folder: Path) -> Path | None:
     return out
 
 
+def catalog_docs(path: Path) -> list[ToolDoc]:
+    """A real catalog's tool documents, read as ``toolsift ingest`` reads them (a JSON-lines file of tool
+    records as one MCP catalog with a server per record's ``server``).
+
+    Raises:
+        CatalogError: the catalog cannot be read.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        readable = _tool_records_catalog(path, Path(folder)) or path
+        return [doc for _, doc in normalised_records(load_catalog(readable), 100_000) if isinstance(doc, ToolDoc)]
+
+
 def run_catalog_screen(catalogs: Sequence[Path], meaning: bool = True) -> dict[str, Any]:
     """Screen real catalogs as ``toolsift ingest`` does and count what is flagged.
 
@@ -252,10 +265,7 @@ def run_catalog_screen(catalogs: Sequence[Path], meaning: bool = True) -> dict[s
     rows: list[dict[str, Any]] = []
     info: dict[str, Any] | None = None
     for path in catalogs:
-        with tempfile.TemporaryDirectory() as folder:
-            readable = _tool_records_catalog(path, Path(folder)) or path
-            docs = [doc for _, doc in normalised_records(load_catalog(readable), 100_000) if isinstance(doc, ToolDoc)]
-        tools: list[ScreenedTool] = [screened(doc) for doc in docs]
+        tools: list[ScreenedTool] = [screened(doc) for doc in catalog_docs(path)]
         start = time.perf_counter()
         risks = screen_catalog(tools)
         patterns = time.perf_counter() - start

@@ -61,12 +61,9 @@ from pathlib import Path
 from typing import Any
 
 from toolsift.errors import ConfigError
-from toolsift.evaluation.screen_bench import _language, _scores, _screen_cases, _tool_records_catalog, load_injection_set
-from toolsift.ingest.loaders import load_catalog
-from toolsift.ingest.pipeline import normalised_records
-from toolsift.ingest.screen import meaning_texts, screened
-from toolsift.ingest.screen_model import ADAPTER_FILE, MODEL_FILE, MeaningModel, MeaningScreen, sentences
-from toolsift.mappings.model import ToolDoc
+from toolsift.evaluation.screen_bench import _language, _scores, _screen_cases, catalog_docs, load_injection_set
+from toolsift.ingest.screen import screened, tool_sentences
+from toolsift.ingest.screen_model import ADAPTER_FILE, MODEL_FILE, MeaningModel, MeaningScreen
 
 __all__ = ["AGREE_FACTOR", "AUTHOR_SETS", "HELD_OUT", "Recipe", "THRESHOLD_RULE", "load_sentences", "main", "train"]
 
@@ -151,20 +148,13 @@ def _hash(text: str, parts: int) -> int:
     return hashlib.sha1(text.encode()).digest()[0] % parts
 
 
-def _catalog_tools(path: Path) -> list[ToolDoc]:
-    _refuse_held_out(path)
-    with tempfile.TemporaryDirectory() as folder:
-        readable = _tool_records_catalog(path, Path(folder)) or path
-        return [doc for _, doc in normalised_records(load_catalog(readable), 100_000) if isinstance(doc, ToolDoc)]
-
-
 def calibration_tools(tools: Path, registry: Path = SCREEN_DATA / "benign_registry_train.json") -> list[list[str]]:
     """Each calibration tool's sentences: the training tools whose id hashes to 1 of 4 (TOOLScal) and
     the registry's servers that hash to 1 of 2 (N2cal)."""
-    out = [[s for text in meaning_texts(screened(doc)) for s in sentences(text)]
-           for doc in _catalog_tools(tools) if _hash(doc.tool_id, 4) == 1]
-    out += [[s for text in meaning_texts(screened(doc)) for s in sentences(text)]
-            for doc in _catalog_tools(registry) if _hash(doc.agent_id or doc.tool_id, 2) == 1]
+    for path in (tools, registry):
+        _refuse_held_out(path)
+    out = [tool_sentences(screened(doc)) for doc in catalog_docs(tools) if _hash(doc.tool_id, 4) == 1]
+    out += [tool_sentences(screened(doc)) for doc in catalog_docs(registry) if _hash(doc.agent_id or doc.tool_id, 2) == 1]
     return [found for found in out if found]
 
 

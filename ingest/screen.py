@@ -84,6 +84,7 @@ __all__ = [
     "introduced",
     "screen_catalog",
     "meaning_texts",
+    "tool_sentences",
     "strong",
     "screened",
     "with_risk",
@@ -782,9 +783,15 @@ def meaning_texts(tool: ScreenedTool) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*_segments(tool), *(t for t in tool.texts if len(t) >= 12)]))
 
 
+def tool_sentences(tool: ScreenedTool) -> list[str]:
+    """Every sentence the meaning screen reads of a tool, in order (:func:`meaning_texts`, split by
+    :func:`~toolsift.ingest.screen_model.sentences`)."""
+    return [s for text in meaning_texts(tool) for s in sentences(text)]
+
+
 def _meaning(tools: Sequence[ScreenedTool], meaning: MeaningScreen) -> dict[str, tuple[float, str]]:
     """Each tool's highest score and the sentence that has it (tools without a sentence left out)."""
-    found = {tool.tool_id: [s for text in meaning_texts(tool) for s in sentences(text)] for tool in tools}
+    found = {tool.tool_id: tool_sentences(tool) for tool in tools}
     unique = list(dict.fromkeys(s for read in found.values() for s in read))
     scores = dict(zip(unique, meaning.scores(unique), strict=True))
     return {tool_id: max((scores[s], s) for s in read) for tool_id, read in found.items() if read}

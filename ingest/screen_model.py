@@ -35,7 +35,7 @@ import threading
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -223,8 +223,14 @@ def _device(setting: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-@functools.lru_cache(maxsize=2)
 def _classifier(model: MeaningModel, device: str, adapter: Path | None) -> _Classifier:
+    # keyed by what the classifier is (the adapter, its scaling and length), not by the thresholds: a
+    # description re-read with another threshold or agree reuses the loaded model
+    return _load_classifier(replace(model, threshold=0.5, agree=0.5, trained_on={}), device, adapter)
+
+
+@functools.lru_cache(maxsize=2)
+def _load_classifier(model: MeaningModel, device: str, adapter: Path | None) -> _Classifier:
     return _Classifier(model, _adapter_bytes(adapter), device)
 
 
