@@ -146,6 +146,10 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'livemcpbench/tools.json': {'tools': 527.0, 'flagged': 16.0},
         'toollens/corpus.jsonl': {'tools': 464.0, 'flagged': 3.0},
     },
+    'screen/real-catalogs/slice': {
+        'all catalogs': {'tools': 527.0, 'flagged': 16.0},
+        'livemcpbench/tools.json': {'tools': 527.0, 'flagged': 16.0},
+    },
     'prompts/injection-set': {
         'standardise': {'tools': 122.0, 'answered': 122.0, 'invalid': 0.0, 'answers_changing_parameters': 122.0, 'answers_carrying_hostile_text': 31.0, 'documents_changing_parameters': 0.0},
         'rewrite': {'cases': 66.0, 'answered': 66.0, 'invalid': 0.0, 'flagged_tools_shown': 0.0, 'unflagged_malicious_shown': 0.0, 'answers_carrying_hostile_text': 3.0, 'refused': 3.0, 'benign_refused': 2.0, 'queries_holding_malicious_tool_text': 0.0},

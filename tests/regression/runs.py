@@ -319,6 +319,8 @@ RUNS: dict[str, Run] = {
     "screen/blind-5": _screen("injection_blind_set_5.json"),
     "screen/benign-registry": _catalog_screen(("evaluation/data/benign_registry.json",)),
     "screen/real-catalogs": _catalog_screen(_REAL_CATALOGS, slow=True),
+    # the slice: the catalog whose false alarms move (MCP usage hints addressed to the model)
+    "screen/real-catalogs/slice": _catalog_screen(("livemcpbench/tools.json",)),
     "prompts/injection-set": _prompts(),
     "opensearch/toolret": _opensearch(slow=True),
     "opensearch/toolret/slice": _opensearch(sliced=True),
