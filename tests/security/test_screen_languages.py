@@ -7,8 +7,8 @@ parameter that "overrides any default team setting", one named "instructions for
 send_transaction, a secrets manager. Here one catalog holds hostile servers in seven languages and
 those benign look-alikes (all written for this test, none from the screen's training data); it is
 ingested on the real node as `toolsift ingest` does: the hostile tools carry ``risk: flagged``, the
-look-alikes do not, but for two known gaps of the shipped adapter (strict xfails: a Hebrew directive
-missed, the team-setting override still flagged).
+look-alikes do not, but for one known gap of the shipped adapter (a strict xfail: the team-setting
+override still flagged).
 """
 
 from __future__ import annotations
@@ -76,8 +76,7 @@ def flagged(client: Any, base_settings: Any, embedder: Any, tmp_path_factory: py
 
 
 #: Known gaps of the shipped adapter (issue 44's closing note), strict: the day they close, these say so.
-_KNOWN = {"Shaar": "known miss: the Hebrew directive scores under the meaning screen's threshold",
-          "TeamFlow": "known false alarm: the meaning screen agrees with the override pattern on a team setting"}
+_KNOWN = {"TeamFlow": "known false alarm: the meaning screen agrees with the override pattern on a team setting"}
 
 
 def _cases(servers: list[dict[str, Any]]) -> list[Any]:
