@@ -43,7 +43,7 @@ from toolsift.ingest.screen import RISK_KINDS, ScreenedTool, screen_catalog, scr
 from toolsift.ingest.screen_model import MeaningScreen, meaning_screen
 from toolsift.mappings.model import ToolDoc
 
-__all__ = ["catalog_docs", "server_quarter", "default_injection_set", "load_injection_set", "write_set_catalog", "run_screen_bench",
+__all__ = ["catalog_docs", "hash_part", "server_quarter", "default_injection_set", "load_injection_set", "write_set_catalog", "run_screen_bench",
            "run_catalog_screen"]
 
 
@@ -245,12 +245,16 @@ def catalog_docs(path: Path) -> list[ToolDoc]:
         return [doc for _, doc in normalised_records(load_catalog(readable), 100_000) if isinstance(doc, ToolDoc)]
 
 
+def hash_part(key: str, parts: int) -> int:
+    """Which of ``parts`` parts ``key`` falls in, by the first byte of its SHA-1 (stable across runs)."""
+    return hashlib.sha1(key.encode()).digest()[0] % parts
+
+
 def server_quarter(doc: ToolDoc) -> int:
     """Which quarter (0-3) of a catalog a tool's server falls in, by a hash of the server's id: the
     meaning screen's trainer learns from quarter 0 of an MCP catalog and calibrates on quarter 1; the
     catalog screen reports the other half on its own (servers the screen never read)."""
-    key = doc.agent_id or doc.tool_id
-    return hashlib.sha1(key.encode()).digest()[0] % 4
+    return hash_part(doc.agent_id or doc.tool_id, 4)
 
 
 def _trained_quarters(screen: MeaningScreen | None, path: Path) -> tuple[int, ...]:

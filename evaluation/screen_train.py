@@ -76,6 +76,7 @@ from toolsift.evaluation.screen_bench import (
     _scores,
     _screen_cases,
     catalog_docs,
+    hash_part,
     load_injection_set,
     server_quarter,
 )
@@ -195,10 +196,6 @@ def mcp_rows(catalog: Path) -> list[Row]:
     return [Row(text, 0, "MCP") for text in dict.fromkeys(s for read in found for s in read)]
 
 
-def _hash(text: str, parts: int) -> int:
-    return hashlib.sha1(text.encode()).digest()[0] % parts
-
-
 def calibration_tools(tools: Path, registry: Path = SCREEN_DATA / "benign_registry_train.json",
                       mcp: Path | None = None) -> list[list[str]]:
     """Each calibration tool's sentences: the training tools whose id hashes to 1 of 4 (TOOLScal), the
@@ -206,8 +203,8 @@ def calibration_tools(tools: Path, registry: Path = SCREEN_DATA / "benign_regist
     :data:`MCP_CALIBRATION_QUARTER` (MCPcal)."""
     for path in (tools, registry, *([mcp] if mcp else [])):
         _refuse_held_out(path)
-    out = [tool_sentences(screened(doc)) for doc in catalog_docs(tools) if _hash(doc.tool_id, 4) == 1]
-    out += [tool_sentences(screened(doc)) for doc in catalog_docs(registry) if _hash(doc.agent_id or doc.tool_id, 2) == 1]
+    out = [tool_sentences(screened(doc)) for doc in catalog_docs(tools) if hash_part(doc.tool_id, 4) == 1]
+    out += [tool_sentences(screened(doc)) for doc in catalog_docs(registry) if hash_part(doc.agent_id or doc.tool_id, 2) == 1]
     if mcp is not None:
         out += [tool_sentences(screened(doc)) for doc in catalog_docs(mcp) if server_quarter(doc) == MCP_CALIBRATION_QUARTER]
     return [found for found in out if found]
