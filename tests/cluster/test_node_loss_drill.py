@@ -15,7 +15,7 @@ import pytest
 from toolsift.evaluation.nodeloss import run_node_loss_drill
 from toolsift.plugin_scripts import LocalCluster
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]  # the drill in full: `make test-slow` (CI keeps test_local_cluster)
 
 QUERIES = ["search the web for recent news", "convert a markdown file to pdf", "weather forecast for Paris",
            "read a file from disk", "send an email to my team"]

@@ -278,6 +278,7 @@ def test_versions_keep_each_definition_deprecate_dropped_tools_and_prune_them_af
     client.indices.delete(index=f"{INDEX}-versions", ignore_unavailable=True)
 
 
+@pytest.mark.slow  # a benchmark command's full drill: `make test-slow` (CI time, docs/contributing.md)
 def test_bench_freshness_times_one_tool_changes_on_a_live_server_and_searches_throughout(
         base_settings: Any, datasets: Path, tmp_path: Path) -> None:
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")},

@@ -14,6 +14,7 @@ from tests.integration.conftest import TenantCatalog
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.slow  # a benchmark command's full drill: `make test-slow` (CI time, docs/contributing.md)
 def test_the_load_bench_measures_the_api_and_the_floor_in_one_run(tenant_catalog: TenantCatalog) -> None:
     from toolsift.evaluation.load import run_load
 

@@ -473,6 +473,7 @@ def test_the_ingest_command_standardises_with_the_cache_and_says_so_when_it_cann
 
 # --- the whole-request evaluation's LLM row -----------------------------------------------------------
 
+@pytest.mark.slow  # a benchmark command's full drill: `make test-slow` (CI time, docs/contributing.md)
 def test_the_request_eval_llm_row_rewrites_each_request_once_and_no_other_row_asks(
     settings: Any, client: Any, embedder: Any, datasets: Path, scripted: ScriptedLLM, tmp_path: Path
 ) -> None:

@@ -51,6 +51,7 @@ def test_bench_latency_measures_ingest_and_every_published_search_variant(
     client.indices.delete(index="toolsift-bench-apibank-slice*", ignore_unavailable=True)
 
 
+@pytest.mark.slow  # a benchmark command's full drill: `make test-slow` (CI time, docs/contributing.md)
 def test_bench_rerank_times_the_base_ranker_and_a_reranker_in_process_and_through_the_service(
     client: Any, base_settings: Any, embedder: Any, datasets: Path, seeded_cross_encoder: Path
 ) -> None:
@@ -74,6 +75,7 @@ def test_bench_rerank_times_the_base_ranker_and_a_reranker_in_process_and_throug
         assert row["service"]["sequential_latency_ms"]["n"] == 3
 
 
+@pytest.mark.slow  # a benchmark command's full drill: `make test-slow` (CI time, docs/contributing.md)
 def test_bench_outage_loses_nothing_when_the_node_crashes_mid_ingest_and_serves_clean_503s_while_it_is_down(
     base_settings: Any, embedder: Any, datasets: Path, tmp_path: Path
 ) -> None:

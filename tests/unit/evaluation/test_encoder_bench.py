@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
 
 
+@pytest.mark.slow  # a benchmark command's full drill: `make test-slow` (CI time, docs/contributing.md)
 def test_onnx_backend_moves_no_exact_dense_ndcg_and_torch_reproduces_the_published_full_doc_row(
     datasets: Path, tmp_path: Path
 ) -> None:
