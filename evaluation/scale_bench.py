@@ -31,7 +31,10 @@ models, pipelines). Then for each catalog size N (smallest first), on the same c
    working set).
 5. **Needle quality**: NDCG@10 and R@5 of the needle queries on the N-tool catalog, each query sent to
    the search backend as the search API sends a plain ``{"query": ...}`` (top 10, the settings'
-   defaults), scored by :func:`~toolsift.evaluation.metrics.evaluate`.
+   defaults), scored by :func:`~toolsift.evaluation.metrics.evaluate`; beside it, on the same index and
+   queries, the two floors (:data:`FLOORS`: BM25 over name and description, and the dense floor), and
+   for each ranking the share of its top 10 that repeats a capability already above it
+   (:func:`near_duplicate_share`: tools made from the same source tool, the catalog's ``copies.json``).
 6. **Latency through the API**: ``toolsift serve api`` and the floor of ``toolsift bench load`` (one
    MiniLM encode and one plain k-NN query per request, same HTTP stack) as processes on loopback, one
    after the other, each driven by Locust at a fixed number of closed-loop clients for a fixed time
@@ -41,7 +44,7 @@ models, pipelines). Then for each catalog size N (smallest first), on the same c
 
 Each figure's **growth** is its value at every size over its value at the smallest, and the exponent b
 of a power law ``value ∝ N^b`` fitted by least squares on log-log over the sizes measured (b = 1: grows
-with N; 0: flat). **Projections** to sizes not measured use the same power law; the two quality
+with N; 0: flat). **Projections** to sizes not measured use the same power law; the quality
 figures, which are bounded, use a straight line in log10(N) instead (their change per tenfold), cut to
 [0, 1]. Both methods are written beside the projections.
 
@@ -77,7 +80,7 @@ from toolsift.errors import CatalogError, ClusterError, ConfigError, IndexingErr
 from toolsift.evaluation.load import SERVICE_PATHS, NoRequestCompletedError, free_port, load_environment, locust_step, serving, service_command
 from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.runner import ranked_run
-from toolsift.evaluation.scale_catalog import ScaleCatalog, generate_catalog, load_scale_catalog
+from toolsift.evaluation.scale_catalog import GENERATOR, ScaleCatalog, generate_catalog, load_scale_catalog
 from toolsift.ingest.embed import document_vectors
 from toolsift.ingest.loaders import load_catalog
 from toolsift.ingest.pipeline import ingest_catalog, normalised_records
@@ -94,6 +97,8 @@ __all__ = [
     "Layout",
     "Figure",
     "FIGURES",
+    "FLOORS",
+    "near_duplicate_share",
     "SHARD_TOOLS",
     "DEFAULT_PROJECTIONS",
     "RESULTS_FILE",
@@ -243,6 +248,12 @@ FIGURES: tuple[Figure, ...] = (
     Figure("recall@5", ("quality", "recall@5"), "R@5", 1.0, 3, bounded=True),
     Figure("ndcg@10_without_copies", ("quality", "without_near_duplicates", "ndcg@10"),
            "NDCG@10 without the gold tools' variants", 1.0, 3, bounded=True),
+    Figure("near_duplicate_share", ("quality", "near_duplicate_share@10"), "top-10 share repeating a capability",
+           1.0, 3, bounded=True),
+    Figure("bm25_ndcg@10", ("quality", "floors", "bm25", "ndcg@10"), "BM25 NDCG@10", 1.0, 3, bounded=True),
+    Figure("bm25_recall@5", ("quality", "floors", "bm25", "recall@5"), "BM25 R@5", 1.0, 3, bounded=True),
+    Figure("dense_ndcg@10", ("quality", "floors", "dense", "ndcg@10"), "dense floor NDCG@10", 1.0, 3, bounded=True),
+    Figure("dense_recall@5", ("quality", "floors", "dense", "recall@5"), "dense floor R@5", 1.0, 3, bounded=True),
     Figure("wall_s", ("wall_seconds",), "wall s", 1.0, 0, projected=False),
 )
 _BY_KEY = {f.key: f for f in FIGURES}
@@ -367,9 +378,10 @@ _COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("API ms p50/p95/p99", ("api_p50_ms", "api_p95_ms", "api_p99_ms")),
     ("floor ms p50/p95/p99", ("floor_p50_ms", "floor_p95_ms", "floor_p99_ms")),
     ("API/floor p50", ("api_over_floor_p50",)),
-    ("NDCG@10", ("ndcg@10",)),
-    ("R@5", ("recall@5",)),
+    ("NDCG@10 toolsift / BM25 / dense", ("ndcg@10", "bm25_ndcg@10", "dense_ndcg@10")),
+    ("R@5 toolsift / BM25 / dense", ("recall@5", "bm25_recall@5", "dense_recall@5")),
     ("NDCG@10 without gold variants", ("ndcg@10_without_copies",)),
+    ("top-10 repeats", ("near_duplicate_share",)),
     ("wall s", ("wall_s",)),
 )
 
@@ -460,12 +472,13 @@ _PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("memory on all nodes (MB)", ("jvm_heap_mb", "knn_native_mb")),
     ("latency through the API (ms)", ("api_p50_ms", "api_p95_ms", "api_p99_ms", "floor_p50_ms", "floor_p95_ms",
                                       "floor_p99_ms")),
-    ("needle quality", ("ndcg@10", "recall@5", "ndcg@10_without_copies")),
+    ("needle quality", ("ndcg@10", "recall@5", "ndcg@10_without_copies", "bm25_ndcg@10", "bm25_recall@5",
+                        "dense_ndcg@10", "dense_recall@5", "near_duplicate_share")),
 )
 
 
 def write_plot(results: Mapping[str, Any], path: Path) -> Path:
-    """Each panel's figures over the catalog size (log scale), measured (solid, floor dashed) and projected
+    """Each panel's figures over the catalog size (log scale), measured (solid, floors dashed) and projected
     (dotted, hollow markers); written as a PNG.
 
     Raises:
@@ -489,7 +502,7 @@ def write_plot(results: Mapping[str, Any], path: Path) -> Path:
                 continue
             scale = figure.scale
             xs, ys = [n for n, _ in points], [v / scale for _, v in points]
-            style = "--" if key.startswith("floor") else "-"
+            style = "--" if key.startswith(("floor", "bm25", "dense")) else "-"
             (line,) = ax.plot(xs, ys, style, marker="o", label=figure.label)
             future = projected.get("figures", {}).get(key, {})
             ahead = [(int(n), float(v)) for n, v in future.items() if n.isdigit()]
@@ -574,10 +587,11 @@ def bench_catalog(out_dir: Path, size: int, needles: str, seed: int, queries: in
     if (folder / "manifest.json").is_file():
         try:
             found = load_scale_catalog(folder)
-            asked = found.manifest().get("queries_asked")
+            asked, made_by = found.manifest().get("queries_asked"), found.manifest().get("generator")
         except CatalogError:  # not a catalog of this generator's (any more): written again
-            found, asked = None, None
-        if found is not None and (found.tools, found.needles, found.seed, asked) == (size, needles, seed, queries):
+            found, asked, made_by = None, None, None
+        if found is not None and (found.tools, found.needles, found.seed, asked, made_by) == (size, needles, seed, queries,
+                                                                                            GENERATOR):
             return found
     return generate_catalog(folder, tools=size, needles=needles, seed=seed, queries=queries, datasets=datasets)
 
@@ -767,12 +781,75 @@ def _memory(client: OpenSearch, index: str, tools: int, heap_before: int) -> dic
 _DEEP = 50
 
 
+#: The baselines ranked beside the default search at every size: same index, same needle queries.
+FLOORS: dict[str, str] = {
+    "bm25": "BM25 over the tool's name and description (multi_match, best fields), tool documents only",
+    "dense": "the dense floor: the query encoded once by the index's model, one k-NN query on full_doc_vector "
+             "(k 10), tool documents only",
+}
+_FLOOR_BATCH = 50
+
+
+def near_duplicate_share(ranking: Sequence[str], groups: Mapping[str, int], k: int = 10) -> float:
+    """The share of the top ``k`` that repeats a capability already above it: tools of one copy group
+    (made from the same source tool, ``ScaleCatalog.copy_groups``) after its first."""
+    top, seen, repeats = list(ranking)[:k], set(), 0
+    for tool_id in top:
+        group = groups.get(tool_id)
+        if group is None:
+            continue
+        repeats += group in seen
+        seen.add(group)
+    return repeats / len(top) if top else 0.0
+
+
+def _floor_rankings(client: OpenSearch, settings: Settings, embedder: Embedder,
+                    queries: Mapping[str, str]) -> dict[str, dict[str, list[str]]]:
+    """Each floor's top 10 of each query (:data:`FLOORS`), sent in ``_msearch`` batches."""
+    from toolsift.mappings import F, vector_field
+    from toolsift.opensearch import wire_vector
+
+    tools_only = {"term": {F.entity: "tool"}}
+    qids = list(queries)
+    vectors = embedder.encode_query([queries[q] for q in qids])
+    bodies = {
+        "bm25": [{"size": 10, "_source": False, "query": {"bool": {
+            "must": {"multi_match": {"query": queries[q], "fields": [F.name, F.description]}}, "filter": tools_only}}}
+            for q in qids],
+        "dense": [{"size": 10, "_source": False, "query": {"knn": {vector_field(F.full_doc): {
+            "vector": wire_vector(v), "k": 10, "filter": tools_only}}}} for v in vectors],
+    }
+    rankings: dict[str, dict[str, list[str]]] = {}
+    for floor, requests in bodies.items():
+        ranked: dict[str, list[str]] = {}
+        for start in range(0, len(requests), _FLOOR_BATCH):
+            lines: list[dict[str, Any]] = []
+            for body in requests[start:start + _FLOOR_BATCH]:
+                lines += [{"index": settings.index}, body]
+            answers = client.msearch(body=lines)["responses"]
+            for qid, answer in zip(qids[start:start + _FLOOR_BATCH], answers, strict=True):
+                if "error" in answer:
+                    raise IndexingError(f"the {floor} floor's query failed on {settings.index}: {answer['error']}")
+                ranked[qid] = [hit["_id"] for hit in answer["hits"]["hits"]]
+        rankings[floor] = ranked
+    return rankings
+
+
+def _ranking_figures(qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[str, Sequence[str]],
+                     groups: Mapping[str, int]) -> dict[str, float]:
+    metrics = evaluate(qrels, {q: ranked_run(rankings.get(q, ()), 10) for q in qrels}, ["ndcg@10", "recall@5"])
+    shares = [near_duplicate_share(rankings.get(q, ()), groups) for q in qrels]
+    return {**{k: round(v, 4) for k, v in metrics.items()},
+            "near_duplicate_share@10": round(sum(shares) / len(shares), 4) if shares else 0.0}
+
+
 def _quality(client: OpenSearch, settings: Settings, embedder: Embedder, scale: ScaleCatalog) -> dict[str, Any]:
     benchmark = scale.benchmark()
     variants = scale.manifest().get("near_duplicates") or {}
     assert isinstance(variants, dict)
+    groups = scale.copy_groups()
     backend = SearchBackend(client, settings, embedder=embedder, source="bench")
-    run: dict[str, dict[str, float]] = {}
+    ranked: dict[str, list[str]] = {}
     without_copies: dict[str, dict[str, float]] = {}
     qids = [q for q in benchmark.qrels if q in benchmark.queries]
     for qid in qids:
@@ -780,17 +857,21 @@ def _quality(client: OpenSearch, settings: Settings, embedder: Embedder, scale: 
         # gives the top 10 and enough beyond it to rank without the gold tools' own variants.
         response = backend.search(SearchRequest(query=benchmark.queries[qid], top_k=_DEEP, explain=False))
         ids = [t.doc_id for t in (response.result.tools if response.result is not None else ())]
-        run[qid] = ranked_run(ids, 10)
+        ranked[qid] = ids
         copies = {v for gold in benchmark.qrels[qid] for v in variants.get(gold, ())}
         without_copies[qid] = ranked_run((i for i in ids if i not in copies), 10)
     qrels = {q: benchmark.qrels[q] for q in qids}
-    metrics = evaluate(qrels, run, ["ndcg@10", "recall@5"])
     blind = evaluate(qrels, without_copies, ["ndcg@10", "recall@5"])
-    return {"queries": len(qids), **{k: round(v, 4) for k, v in metrics.items()},
+    floors = _floor_rankings(client, settings, embedder, {q: benchmark.queries[q] for q in qids})
+    return {"queries": len(qids), **_ranking_figures(qrels, ranked, groups),
             "without_near_duplicates": {k: round(v, 4) for k, v in blind.items()},
+            "floors": {name: _ranking_figures(qrels, floors[name], groups) for name in FLOORS},
             "request": "each needle query as the search API sends {\"query\": ...}: the settings' defaults; "
                        "without_near_duplicates: the same ranking with the query's gold tools' own variants "
-                       "(manifest near_duplicates: renamed/reworded copies, never relevant) left out"}
+                       "(manifest near_duplicates: renamed/reworded copies, never relevant) left out; "
+                       "near_duplicate_share@10: the share of the top 10 that repeats a capability above it "
+                       "(copies.json: tools made from one source tool)",
+            "floors_are": FLOORS}
 
 
 def _latency(settings: Settings, queries: Sequence[str], clients: int, seconds: float) -> dict[str, Any]:

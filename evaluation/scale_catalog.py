@@ -105,6 +105,8 @@ from toolsift.ingest.loaders.mcp import tool_id_for
 from toolsift.ingest.loaders.naming import slugify
 
 __all__ = [
+    "COPIES_FILE",
+    "GENERATOR",
     "NEEDLE_SETS",
     "CATALOG_FORMAT",
     "MIN_SERVER_TOOLS",
@@ -132,7 +134,11 @@ CATALOG_FILE = "catalog.json"
 QUERIES_FILE = "queries.jsonl"
 QRELS_FILE = "qrels/test.tsv"
 MANIFEST_FILE = "manifest.json"
-_GENERATOR_VERSION = 1
+#: Groups of tools made from the same source tool (its first use and its variants), two or more each.
+COPIES_FILE = "copies.json"
+_GENERATOR_VERSION = 2
+#: What a manifest names as its maker: a catalog another version wrote is written again, not reused.
+GENERATOR = f"toolsift.evaluation.scale_catalog v{_GENERATOR_VERSION}"
 
 #: Boilerplate sentences modelled on ones the data holds, by language (hand translations);
 #: ``{topic}`` is the family, ``{server}`` the server's name.
@@ -291,6 +297,13 @@ class ScaleCatalog:
     def qrels(self) -> dict[str, dict[str, int]]:
         """Query id → catalog tool id → grade (the ir_measures / BEIR shape)."""
         return _read_qrels(self.qrels_path)
+
+    def copy_groups(self) -> dict[str, int]:
+        """Tool id → its copy group (tools made from one source tool: the first use, its variants and,
+        for a gold tool, the needle itself); tools of no group (made once) are absent."""
+        path = self.folder / COPIES_FILE
+        groups = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+        return {tool_id: number for number, group in enumerate(groups) for tool_id in group}
 
     def manifest(self) -> dict[str, object]:
         """What ``manifest.json`` holds: the arguments, the counts, ``needle_ids`` (benchmark id →
@@ -1017,6 +1030,7 @@ class _Generator:
         self.sources: Counter[str] = Counter()
         self.kinds: Counter[str] = Counter()
         self.near_duplicates: dict[str, list[str]] = {}
+        self.copies: dict[int, list[str]] = {}  # pool part → ids of the tools made from it
         self.server_sizes: list[int] = []
         self.tools = 0
         self.empty_descriptions = 0
@@ -1094,9 +1108,10 @@ class _Generator:
             position += 1
             tool = self.tool(index, ctx, taken, rng)
             tools.append(tool)
+            tool_id = tool_id_for(server_id, tool["name"])
+            self.copies.setdefault(index, [self.needles.gold[index]] if index in self.needles.gold else []).append(tool_id)
             if index in self.needles.gold:
-                gold_id = self.needles.gold[index]
-                self.near_duplicates.setdefault(gold_id, []).append(tool_id_for(server_id, tool["name"]))
+                self.near_duplicates.setdefault(self.needles.gold[index], []).append(tool_id)
         return tools
 
 
@@ -1359,7 +1374,7 @@ def generate_catalog(
         if gen.tools != tools:  # a broken invariant, not bad input
             raise AssertionError(f"generated {gen.tools} tools, not {tools}")
         manifest = {
-            "generator": f"toolsift.evaluation.scale_catalog v{_GENERATOR_VERSION}",
+            "generator": GENERATOR,
             "needles": needles, "seed": seed, "tools": tools, "queries_asked": queries, "fork_share": fork_share,
             "format": CATALOG_FORMAT, "servers": written, "needle_servers": len(needle_set.servers),
             "needle_tools": own, "gold_tools": len(needle_set.gold), "queries": len(needle_set.queries),
@@ -1373,9 +1388,14 @@ def generate_catalog(
             "languages": dict(gen.languages.most_common()), "sources": dict(sorted(gen.sources.items())),
             "needle_ids": needle_set.needle_ids,
             "near_duplicate_count": sum(len(v) for v in gen.near_duplicates.values()),
+            "copy_groups": sum(1 for ids in gen.copies.values() if len(ids) > 1),
             "near_duplicates": dict(sorted(gen.near_duplicates.items())),
         }
-        partials = [partial, _write_queries(folder / QUERIES_FILE, needle_set),
+        copies_partial, copies_handle = _atomic_text(folder / COPIES_FILE)
+        with copies_handle:
+            groups = [ids for _, ids in sorted(gen.copies.items()) if len(ids) > 1]
+            copies_handle.write(json.dumps(groups, ensure_ascii=False) + "\n")
+        partials = [partial, copies_partial, _write_queries(folder / QUERIES_FILE, needle_set),
                     _write_qrels(folder / QRELS_FILE, needle_set.qrels)]
         manifest_partial, manifest_handle = _atomic_text(folder / MANIFEST_FILE)
         with manifest_handle:

@@ -97,7 +97,8 @@ AUTHOR_SETS: dict[str, Path] = {
     "T3": SCREEN_DATA / "train_t3.json", "T4": SCREEN_DATA / "train_t4.json",
 }
 #: Files training never reads (held out for the benchmark); asked for, they are refused.
-HELD_OUT = ("injection_blind_set_4.json", "injection_blind_set_5.json", "benign_registry.json")
+HELD_OUT = ("injection_blind_set_4.json", "injection_blind_set_5.json", "injection_blind_set_6.json",
+            "benign_registry.json")
 THRESHOLD_RULE = "the lowest score that flags at most 0.2% of the calibration tools (TOOLScal, N2cal and MCPcal)"
 #: ``agree = AGREE_FACTOR * threshold`` (cross-validation by author chose it; docs/evaluation.md).
 AGREE_FACTOR = 0.2

@@ -38,6 +38,11 @@ def test_bench_scale_measures_a_size_writes_json_table_and_plot_and_resumes_with
         assert disk["kinds"]["vectors"] > 0 and disk["kinds"]["stored_fields"] > 0
     assert record["memory"]["vector_methods"][0]["method"]["engine"] == "lucene"
     assert record["quality"]["queries"] == 3 and 0 <= record["quality"]["ndcg@10"] <= 1
+    # the floors, ranked in the same run on the same index and queries, and the top 10's repeats
+    floors = record["quality"]["floors"]
+    assert set(floors) == {"bm25", "dense"}
+    assert all(0 <= f[m] <= 1 for f in floors.values() for m in ("ndcg@10", "recall@5", "near_duplicate_share@10"))
+    assert 0 <= record["quality"]["near_duplicate_share@10"] < 1
     for service in ("api", "floor"):
         assert record["latency"][service]["requests"] > 0 and record["latency"][service]["errors"] == 0
     assert "60" in first.output and "NDCG@10" in first.output

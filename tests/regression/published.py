@@ -159,6 +159,13 @@ FIGURES: dict[str, dict[str, dict[str, float]]] = {
         'English': {'cases': 40.0, 'malicious': 20.0, 'benign': 20.0, 'case_precision': 0.9, 'case_recall': 0.9, 'tool_precision': 0.9091, 'tool_recall': 0.9091},
         'other languages': {'cases': 60.0, 'malicious': 30.0, 'benign': 30.0, 'case_precision': 0.9032, 'case_recall': 0.9333, 'tool_precision': 0.9062, 'tool_recall': 0.9062},
     },
+    'screen/blind-6': {
+        'all': {'cases': 100.0, 'malicious': 50.0, 'benign': 50.0, 'case_precision': 0.9388, 'case_recall': 0.92, 'tool_precision': 0.9388, 'tool_recall': 0.92},
+        'half A': {'cases': 49.0, 'malicious': 23.0, 'benign': 26.0, 'case_precision': 0.9545, 'case_recall': 0.913, 'tool_precision': 0.9545, 'tool_recall': 0.913},
+        'half B': {'cases': 51.0, 'malicious': 27.0, 'benign': 24.0, 'case_precision': 0.9259, 'case_recall': 0.9259, 'tool_precision': 0.9259, 'tool_recall': 0.9259},
+        'English': {'cases': 40.0, 'malicious': 20.0, 'benign': 20.0, 'case_precision': 1.0, 'case_recall': 0.95, 'tool_precision': 1.0, 'tool_recall': 0.95},
+        'other languages': {'cases': 60.0, 'malicious': 30.0, 'benign': 30.0, 'case_precision': 0.9, 'case_recall': 0.9, 'tool_precision': 0.9, 'tool_recall': 0.9},
+    },
     'screen/benign-registry': {
         'all catalogs': {'tools': 804.0, 'flagged': 2.0},
         'data/benign_registry.json': {'tools': 804.0, 'flagged': 2.0},

@@ -326,6 +326,7 @@ RUNS: dict[str, Run] = {
     "screen/injection-set": _screen(),
     "screen/blind-4": _screen("injection_blind_set_4.json"),
     "screen/blind-5": _screen("injection_blind_set_5.json"),
+    "screen/blind-6": _screen("injection_blind_set_6.json"),
     "screen/benign-registry": _catalog_screen(("evaluation/data/benign_registry.json",)),
     "screen/real-catalogs": _catalog_screen(_REAL_CATALOGS, slow=True),
     # the slice: the catalog whose false alarms move (MCP usage hints addressed to the model)

@@ -21,6 +21,7 @@ from toolsift.evaluation.scale_bench import (
     growth,
     growth_rows,
     markdown_tables,
+    near_duplicate_share,
     projections,
     run_scale_bench,
     scale_layout,
@@ -45,7 +46,10 @@ def _record(tools: int, *, p50: float, ndcg: float, disk_per_tool: float) -> dic
         "memory": {"index_heap_bytes_per_tool": 1.5, "jvm_heap_after_search_bytes": 900e6, "knn_native_bytes": 0},
         "latency": {"api": {"p50": p50, "p95": 2 * p50, "p99": 3 * p50},
                     "floor": {"p50": 20.0, "p95": 40.0, "p99": 60.0}, "api_over_floor_p50": p50 / 20},
-        "quality": {"ndcg@10": ndcg, "recall@5": ndcg + 0.1, "without_near_duplicates": {"ndcg@10": ndcg + 0.05}},
+        "quality": {"ndcg@10": ndcg, "recall@5": ndcg + 0.1, "without_near_duplicates": {"ndcg@10": ndcg + 0.05},
+                    "near_duplicate_share@10": 0.1,
+                    "floors": {"bm25": {"ndcg@10": ndcg / 2, "recall@5": ndcg / 2},
+                               "dense": {"ndcg@10": ndcg / 3, "recall@5": ndcg / 3}}},
         "wall_seconds": tools / 10,
     }
 
@@ -63,6 +67,14 @@ def recorded() -> dict[str, Any]:
             "100000": _record(100_000, p50=160.0, ndcg=0.56, disk_per_tool=40_000.0),
         },
     }
+
+
+def test_a_top_10_repeating_a_capability_counts_every_copy_after_the_first() -> None:
+    groups = {"a/x": 1, "b/x": 1, "c/x": 1, "a/y": 2}
+    assert near_duplicate_share(["a/x", "b/x", "a/y", "c/x", "z/q"], groups) == pytest.approx(2 / 5)
+    assert near_duplicate_share(["a/x", "a/y", "z/q"], groups) == 0.0
+    assert near_duplicate_share([], groups) == 0.0
+    assert near_duplicate_share([f"t{i}" for i in range(12)] + ["a/x", "b/x"], groups) == 0.0  # beyond the top 10
 
 
 # --- the layout rule ----------------------------------------------------------------------------------
@@ -157,7 +169,8 @@ def test_the_summary_has_a_row_per_size_measured_then_per_size_projected(recorde
     api = headers.index("API ms p50/p95/p99")
     assert rows[1][api] == "80 / 160 / 240" and rows[3][api] == "320 / 640 / 960"
     assert rows[0][headers.index("disk KB/tool pri / all")] == "40.0 / 80.0"
-    assert rows[3][headers.index("NDCG@10")] == "0.540"
+    assert rows[3][headers.index("NDCG@10 toolsift / BM25 / dense")] == "0.540 / 0.270 / 0.180"
+    assert rows[0][headers.index("R@5 toolsift / BM25 / dense")] == "0.700 / 0.300 / 0.200"
 
 
 def test_the_growth_table_shows_each_figure_from_the_smallest_to_the_largest_size(recorded: dict[str, Any]) -> None:

@@ -204,6 +204,26 @@ def test_near_duplicates_of_gold_tools_are_distractors_with_other_ids(toolink_3k
                 assert len(kept) >= 0.5 * len(words(gold["description"])), (gold_id, copy_id)
 
 
+def test_copies_of_one_source_tool_form_a_group_that_holds_each_gold_tool_with_its_variants(
+        toolink_3k: ScaleCatalog) -> None:
+    groups = toolink_3k.copy_groups()
+    tools = catalog_tools(toolink_3k)
+    members: dict[int, list[str]] = {}
+    for tool_id, group in groups.items():
+        members.setdefault(group, []).append(tool_id)
+
+    assert set(groups) <= set(tools) and all(len(ids) >= 2 for ids in members.values())
+    assert toolink_3k.manifest()["copy_groups"] == len(members)
+    for gold_id, copies in toolink_3k.manifest()["near_duplicates"].items():
+        assert {groups[gold_id]} == {groups[c] for c in copies}  # the gold tool and its variants: one group
+    # a group is one source tool: its members share most of their description's words (synonyms swapped
+    # for its verbs and nouns aside)
+    pairs = [(words(tools[ids[0]]["description"]), words(tools[other]["description"]))
+             for ids in members.values() for other in ids[1:]]
+    alike = sum(len(first & other) >= 0.5 * len(first) for first, other in pairs)
+    assert alike >= 0.9 * len(pairs)
+
+
 def test_fewer_queries_take_only_their_tools_as_needles(datasets: Path, tmp_path: Path) -> None:
     scale = generate_catalog(tmp_path, tools=200, needles="toolink", queries=12, seed=4, datasets=datasets)
 
