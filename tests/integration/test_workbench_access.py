@@ -123,7 +123,10 @@ def test_a_foreign_host_is_refused_and_the_push_does_not_happen_then_an_admin_pu
     try:
         pushed = ok(call(keyed, "/api/weights/push", {"path": saved["path"]}, key=ADMIN_KEY, host="localhost"))
         assert pushed["version"] == saved["version"] and pushed["pipelines"]
-        assert _pipelines(client, workbench_settings.index) != before
+        # the push happened: the index serves the saved version (its pipelines may equal those before:
+        # empty weights give the default pipelines, which an earlier test may have left in place)
+        assert ok(call(keyed, "/api/config", key=ADMIN_KEY))["weights_version"] == saved["version"]
+        assert set(pushed["pipelines"]) <= set(_pipelines(client, workbench_settings.index))
     finally:
         cleared = ok(call(keyed, "/api/weights/clear", {}, key=ADMIN_KEY))
     assert cleared["weights_version"] is None
