@@ -631,7 +631,8 @@ def scale(app: AppContext, sizes: str, nodes: int, existing: bool, needles: str,
     For each size (smallest first): a generated catalog with the needles inside (`bench catalog`, same
     seed: a larger one extends a smaller one); its new texts embedded once through the bench's vector
     cache; an ingest into a fresh index (shards and replicas by the layout rule, recorded); index size on
-    disk and heap / native memory per tool; needle NDCG@10 and R@5; the search API and the floor under
+    disk and heap / native memory per tool; needle NDCG@10 and R@5 of the default search, of BM25 and of
+    the dense floor, and the share of each top 10 repeating a capability; the search API and the floor under
     --clients clients for --seconds each; the index deleted. Then each figure's growth with size and its
     projection. Sizes already in --out are not measured again (--redo starts over).
     """
