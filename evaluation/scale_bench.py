@@ -86,9 +86,9 @@ from toolsift.ingest.loaders import load_catalog
 from toolsift.ingest.pipeline import ingest_catalog, normalised_records
 from toolsift.mappings.layout import SHARD_TOOLS, index_layout
 from toolsift.ingest.vectorcache import CACHE_FILE, CachedEncoder, VectorCache
-from toolsift.mappings import AgentDoc, ToolDoc
+from toolsift.mappings import AgentDoc, F, ToolDoc, vector_field
 from toolsift.mappings.index import IndexManager
-from toolsift.opensearch import connect
+from toolsift.opensearch import connect, wire_vector
 from toolsift.plugin_scripts import LocalCluster
 from toolsift.plugin_scripts.node import scratch_cluster
 from toolsift.search import SearchBackend, SearchRequest
@@ -587,7 +587,8 @@ def bench_catalog(out_dir: Path, size: int, needles: str, seed: int, queries: in
     if (folder / "manifest.json").is_file():
         try:
             found = load_scale_catalog(folder)
-            asked, made_by = found.manifest().get("queries_asked"), found.manifest().get("generator")
+            manifest = found.manifest()
+            asked, made_by = manifest.get("queries_asked"), manifest.get("generator")
         except CatalogError:  # not a catalog of this generator's (any more): written again
             found, asked, made_by = None, None, None
         if found is not None and (found.tools, found.needles, found.seed, asked, made_by) == (size, needles, seed, queries,
@@ -806,9 +807,6 @@ def near_duplicate_share(ranking: Sequence[str], groups: Mapping[str, int], k: i
 def _floor_rankings(client: OpenSearch, settings: Settings, embedder: Embedder,
                     queries: Mapping[str, str]) -> dict[str, dict[str, list[str]]]:
     """Each floor's top 10 of each query (:data:`FLOORS`), sent in ``_msearch`` batches."""
-    from toolsift.mappings import F, vector_field
-    from toolsift.opensearch import wire_vector
-
     tools_only = {"term": {F.entity: "tool"}}
     qids = list(queries)
     vectors = embedder.encode_query([queries[q] for q in qids])

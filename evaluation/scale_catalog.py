@@ -1029,12 +1029,17 @@ class _Generator:
         self.languages: Counter[str] = Counter()
         self.sources: Counter[str] = Counter()
         self.kinds: Counter[str] = Counter()
-        self.near_duplicates: dict[str, list[str]] = {}
-        self.copies: dict[int, list[str]] = {}  # pool part → ids of the tools made from it
+        self.copies: dict[int, list[str]] = {}  # pool part → ids of the tools made from it (a gold tool's first)
         self.server_sizes: list[int] = []
         self.tools = 0
         self.empty_descriptions = 0
         self.duplicate_descriptions = 0
+
+    @property
+    def near_duplicates(self) -> dict[str, list[str]]:
+        """Gold tool id → ids of its variants (a gold part is never used as it is: every copy differs)."""
+        return {self.needles.gold[index]: ids[1:] for index, ids in self.copies.items()
+                if index in self.needles.gold and len(ids) > 1}
 
     @staticmethod
     def digest(text: str) -> int:
@@ -1108,10 +1113,8 @@ class _Generator:
             position += 1
             tool = self.tool(index, ctx, taken, rng)
             tools.append(tool)
-            tool_id = tool_id_for(server_id, tool["name"])
-            self.copies.setdefault(index, [self.needles.gold[index]] if index in self.needles.gold else []).append(tool_id)
-            if index in self.needles.gold:
-                self.near_duplicates.setdefault(self.needles.gold[index], []).append(tool_id)
+            gold = [self.needles.gold[index]] if index in self.needles.gold else []
+            self.copies.setdefault(index, gold).append(tool_id_for(server_id, tool["name"]))
         return tools
 
 
@@ -1373,6 +1376,8 @@ def generate_catalog(
             handle.write("\n]\n")
         if gen.tools != tools:  # a broken invariant, not bad input
             raise AssertionError(f"generated {gen.tools} tools, not {tools}")
+        near_duplicates = gen.near_duplicates
+        groups = [ids for _, ids in sorted(gen.copies.items()) if len(ids) > 1]
         manifest = {
             "generator": GENERATOR,
             "needles": needles, "seed": seed, "tools": tools, "queries_asked": queries, "fork_share": fork_share,
@@ -1387,13 +1392,12 @@ def generate_catalog(
             "names_on_several_servers": sum(1 for n in gen.names_on.values() if n > 1),
             "languages": dict(gen.languages.most_common()), "sources": dict(sorted(gen.sources.items())),
             "needle_ids": needle_set.needle_ids,
-            "near_duplicate_count": sum(len(v) for v in gen.near_duplicates.values()),
-            "copy_groups": sum(1 for ids in gen.copies.values() if len(ids) > 1),
-            "near_duplicates": dict(sorted(gen.near_duplicates.items())),
+            "near_duplicate_count": sum(len(v) for v in near_duplicates.values()),
+            "copy_groups": len(groups),
+            "near_duplicates": dict(sorted(near_duplicates.items())),
         }
         copies_partial, copies_handle = _atomic_text(folder / COPIES_FILE)
         with copies_handle:
-            groups = [ids for _, ids in sorted(gen.copies.items()) if len(ids) > 1]
             copies_handle.write(json.dumps(groups, ensure_ascii=False) + "\n")
         partials = [partial, copies_partial, _write_queries(folder / QUERIES_FILE, needle_set),
                     _write_qrels(folder / QRELS_FILE, needle_set.qrels)]

@@ -25,9 +25,8 @@ def _drop_workbench_indices(client: Any) -> None:
 #: ingested without the meaning screen (about 15 ms a sentence on two cores, 40 s of every CI run). The
 #: pattern screen still runs; the screen's own tests (tests/security/test_hostile_catalogs.py,
 #: tests/integration/test_hostile_tools.py, the screen benchmarks) and the workbench's catalog run it
-#: as the product's default does. (The workbench's access test depends on the weights its API tests
-#: pushed before it, which the screen's flags move: left as it is.)
-SESSION_CATALOGS_MEANING_SCREEN = False
+#: as the product's default does.
+TENANT_CATALOG_MEANING_SCREEN = False
 
 
 @pytest.fixture(scope="session")
@@ -128,7 +127,7 @@ def tenant_catalog(client: Any, base_settings: Any, embedder: Any, datasets: Pat
         index=f"{TENANT_PREFIX}catalog", feedback_index=f"{TENANT_PREFIX}feedback", data_dir=folder / "data",
         llm_cache_dir=folder / "llm-cache", api_keys=api_keys, query_log=True,
         query_log_index=f"{TENANT_PREFIX}querylog",  # feedback is checked against the answers it records
-        screen_meaning=SESSION_CATALOGS_MEANING_SCREEN,
+        screen_meaning=TENANT_CATALOG_MEANING_SCREEN,
     )
     _drop_tenant_indices(client)
     docs = ingest_tenant_slices(client, settings, embedder, folder, servers, TENANT_SLICES)
