@@ -71,6 +71,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import NotFoundError
 
@@ -88,7 +89,7 @@ from toolsift.mappings.layout import SHARD_TOOLS, index_layout
 from toolsift.ingest.vectorcache import CACHE_FILE, CachedEncoder, VectorCache
 from toolsift.mappings import AgentDoc, F, ToolDoc, vector_field
 from toolsift.mappings.index import IndexManager
-from toolsift.opensearch import connect, wire_vector
+from toolsift.opensearch import cap_terms, connect, wire_vector
 from toolsift.plugin_scripts import LocalCluster
 from toolsift.plugin_scripts.node import scratch_cluster
 from toolsift.search import SearchBackend, SearchRequest
@@ -101,6 +102,7 @@ __all__ = [
     "near_duplicate_share",
     "SHARD_TOOLS",
     "DEFAULT_PROJECTIONS",
+    "floor_bodies",
     "RESULTS_FILE",
     "TABLE_FILE",
     "PLOT_FILE",
@@ -139,6 +141,8 @@ _WARMUP_S = 5.0
 #: The bench's vector cache bound, MB: it must hold the largest catalog's texts (MiniLM: ~1.7 KB a text,
 #: ~5 texts a tool: ~0.9 GB at 100k tools, ~9 GB at 1M), or an ingest's trim would drop a smaller size's.
 _CACHE_MB = 65536
+#: How deep the quality requests rank: the top 10 once a query's gold tools' variants are left out.
+_DEEP = 50
 #: Settings recorded with the results that must match for a run to resume them.
 _RESUME_KEYS = ("needles", "seed", "queries", "cluster", "nodes", "heap", "shards", "replicas", "clients", "seconds",
                 "retriever", "embedding_model", "embedding_backend")
@@ -246,6 +250,8 @@ FIGURES: tuple[Figure, ...] = (
     Figure("api_over_floor_p50", ("latency", "api_over_floor_p50"), "API/floor p50", 1.0, 2),
     Figure("ndcg@10", ("quality", "ndcg@10"), "NDCG@10", 1.0, 3, bounded=True),
     Figure("recall@5", ("quality", "recall@5"), "R@5", 1.0, 3, bounded=True),
+    Figure("recall@50", ("quality", f"recall@{_DEEP}"), f"R@{_DEEP} (gold within reach of a reranker)", 1.0, 3,
+           bounded=True),
     Figure("ndcg@10_without_copies", ("quality", "without_near_duplicates", "ndcg@10"),
            "NDCG@10 without the gold tools' variants", 1.0, 3, bounded=True),
     Figure("near_duplicate_share", ("quality", "near_duplicate_share@10"), "top-10 share repeating a capability",
@@ -380,6 +386,7 @@ _COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("API/floor p50", ("api_over_floor_p50",)),
     ("NDCG@10 toolsift / BM25 / dense", ("ndcg@10", "bm25_ndcg@10", "dense_ndcg@10")),
     ("R@5 toolsift / BM25 / dense", ("recall@5", "bm25_recall@5", "dense_recall@5")),
+    ("R@50 toolsift", ("recall@50",)),
     ("NDCG@10 without gold variants", ("ndcg@10_without_copies",)),
     ("top-10 repeats", ("near_duplicate_share",)),
     ("wall s", ("wall_s",)),
@@ -778,9 +785,6 @@ def _memory(client: OpenSearch, index: str, tools: int, heap_before: int) -> dic
     }
 
 
-#: How deep the quality requests rank: the top 10 once a query's gold tools' variants are left out.
-_DEEP = 50
-
 
 #: The baselines ranked beside the default search at every size: same index, same needle queries.
 FLOORS: dict[str, str] = {
@@ -804,19 +808,26 @@ def near_duplicate_share(ranking: Sequence[str], groups: Mapping[str, int], k: i
     return repeats / len(top) if top else 0.0
 
 
+def floor_bodies(queries: Mapping[str, str], vectors: Mapping[str, np.ndarray]) -> dict[str, list[dict[str, Any]]]:
+    """Each floor's search body per query (:data:`FLOORS`), in ``queries``' order: BM25 over name and
+    description, its words capped as the product caps them (a whole request pasted as a query stays
+    under the cluster's clause limit), and one k-NN query on ``full_doc_vector``; tools only."""
+    tools_only = {"term": {F.entity: "tool"}}
+    return {
+        "bm25": [{"size": 10, "_source": False, "query": {"bool": {
+            "must": {"multi_match": {"query": cap_terms(text, clauses=2), "fields": [F.name, F.description]}},
+            "filter": tools_only}}} for text in queries.values()],
+        "dense": [{"size": 10, "_source": False, "query": {"knn": {vector_field(F.full_doc): {
+            "vector": wire_vector(vectors[qid]), "k": 10, "filter": tools_only}}}} for qid in queries],
+    }
+
+
 def _floor_rankings(client: OpenSearch, settings: Settings, embedder: Embedder,
                     queries: Mapping[str, str]) -> dict[str, dict[str, list[str]]]:
-    """Each floor's top 10 of each query (:data:`FLOORS`), sent in ``_msearch`` batches."""
-    tools_only = {"term": {F.entity: "tool"}}
+    """Each floor's top 10 of each query (:func:`floor_bodies`), sent in ``_msearch`` batches."""
     qids = list(queries)
-    vectors = embedder.encode_query([queries[q] for q in qids])
-    bodies = {
-        "bm25": [{"size": 10, "_source": False, "query": {"bool": {
-            "must": {"multi_match": {"query": queries[q], "fields": [F.name, F.description]}}, "filter": tools_only}}}
-            for q in qids],
-        "dense": [{"size": 10, "_source": False, "query": {"knn": {vector_field(F.full_doc): {
-            "vector": wire_vector(v), "k": 10, "filter": tools_only}}}} for v in vectors],
-    }
+    encoded = embedder.encode_query([queries[q] for q in qids])
+    bodies = floor_bodies(queries, dict(zip(qids, encoded, strict=True)))
     rankings: dict[str, dict[str, list[str]]] = {}
     for floor, requests in bodies.items():
         ranked: dict[str, list[str]] = {}
@@ -860,14 +871,17 @@ def _quality(client: OpenSearch, settings: Settings, embedder: Embedder, scale: 
         without_copies[qid] = ranked_run((i for i in ids if i not in copies), 10)
     qrels = {q: benchmark.qrels[q] for q in qids}
     blind = evaluate(qrels, without_copies, ["ndcg@10", "recall@5"])
+    deep = evaluate(qrels, {q: ranked_run(ranked[q], _DEEP) for q in qids}, [f"recall@{_DEEP}"])
     floors = _floor_rankings(client, settings, embedder, {q: benchmark.queries[q] for q in qids})
     return {"queries": len(qids), **_ranking_figures(qrels, ranked, groups),
+            **{k: round(v, 4) for k, v in deep.items()},
             "without_near_duplicates": {k: round(v, 4) for k, v in blind.items()},
             "floors": {name: _ranking_figures(qrels, floors[name], groups) for name in FLOORS},
             "request": "each needle query as the search API sends {\"query\": ...}: the settings' defaults; "
                        "without_near_duplicates: the same ranking with the query's gold tools' own variants "
                        "(manifest near_duplicates: renamed/reworded copies, never relevant) left out; "
-                       "near_duplicate_share@10: the share of the top 10 that repeats a capability above it "
+                       f"recall@{_DEEP}: the gold tools in the default ranking's top {_DEEP} (what a second "
+                       "stage could bring up); near_duplicate_share@10: the share of the top 10 that repeats a capability above it "
                        "(copies.json: tools made from one source tool)",
             "floors_are": FLOORS}
 

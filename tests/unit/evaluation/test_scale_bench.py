@@ -9,6 +9,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from toolsift.errors import ConfigError, ToolsiftError
@@ -18,6 +19,7 @@ from toolsift.evaluation.scale_bench import (
     compound_entries,
     derive_embedding,
     files_by_kind,
+    floor_bodies,
     growth,
     growth_rows,
     markdown_tables,
@@ -46,7 +48,7 @@ def _record(tools: int, *, p50: float, ndcg: float, disk_per_tool: float) -> dic
         "memory": {"index_heap_bytes_per_tool": 1.5, "jvm_heap_after_search_bytes": 900e6, "knn_native_bytes": 0},
         "latency": {"api": {"p50": p50, "p95": 2 * p50, "p99": 3 * p50},
                     "floor": {"p50": 20.0, "p95": 40.0, "p99": 60.0}, "api_over_floor_p50": p50 / 20},
-        "quality": {"ndcg@10": ndcg, "recall@5": ndcg + 0.1, "without_near_duplicates": {"ndcg@10": ndcg + 0.05},
+        "quality": {"ndcg@10": ndcg, "recall@5": ndcg + 0.1, "recall@50": ndcg + 0.2, "without_near_duplicates": {"ndcg@10": ndcg + 0.05},
                     "near_duplicate_share@10": 0.1,
                     "floors": {"bm25": {"ndcg@10": ndcg / 2, "recall@5": ndcg / 2},
                                "dense": {"ndcg@10": ndcg / 3, "recall@5": ndcg / 3}}},
@@ -75,6 +77,18 @@ def test_a_top_10_repeating_a_capability_counts_every_copy_after_the_first() -> 
     assert near_duplicate_share(["a/x", "a/y", "z/q"], groups) == 0.0
     assert near_duplicate_share([], groups) == 0.0
     assert near_duplicate_share([f"t{i}" for i in range(12)] + ["a/x", "b/x"], groups) == 0.0  # beyond the top 10
+
+
+def test_the_bm25_floor_caps_a_whole_request_pasted_as_a_query_under_the_clause_limit() -> None:
+    # LiveMCPBench's whole questions include pasted base64 images: thousands of words, over
+    # OpenSearch's 1,024 clauses once spread over two fields.
+    long_request = "What does this image mean? " + " ".join(f"w{i}" for i in range(3000))
+    bodies = floor_bodies({"q1": long_request, "q2": "get the weather"}, {"q1": np.array([0.1, 0.2]), "q2": np.array([0.3, 0.4])})
+    bm25 = [b["query"]["bool"]["must"]["multi_match"]["query"] for b in bodies["bm25"]]
+    assert len(bm25[0].split()) * 2 < 1024 and bm25[0].startswith("What does this image mean?")
+    assert bm25[1] == "get the weather"
+    dense = [next(iter(b["query"]["knn"].values())) for b in bodies["dense"]]
+    assert [d["k"] for d in dense] == [10, 10] and all(d["filter"] == {"term": {"entity": "tool"}} for d in dense)
 
 
 # --- the layout rule ----------------------------------------------------------------------------------
