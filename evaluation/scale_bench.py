@@ -39,7 +39,8 @@ models, pipelines). Then for each catalog size N (smallest first), on the same c
    MiniLM encode and one plain k-NN query per request, same HTTP stack) as processes on loopback, one
    after the other, each driven by Locust at a fixed number of closed-loop clients for a fixed time
    (after a warm-up) with the needle queries: p50 / p95 / p99, requests/s, errors, and the API's p50
-   over the floor's at this size.
+   over the floor's at this size. A service that answers nothing within its step (an overloaded
+   machine) is recorded with the error and no figures; the size's other figures stand.
 7. The index is deleted (the next size gets the cluster to itself).
 
 Each figure's **growth** is its value at every size over its value at the smallest, and the exponent b
@@ -898,10 +899,15 @@ def _latency(settings: Settings, queries: Sequence[str], clients: int, seconds: 
             with serving(service_command(name, port), env, url):
                 with suppress(NoRequestCompletedError):  # a cold service: the warm-up is what warms it
                     locust_step(name, url, path, clients, min(_WARMUP_S, seconds), env, folder)
-                step = locust_step(name, url, path, clients, seconds, env, folder)
+                try:
+                    step = locust_step(name, url, path, clients, seconds, env, folder)
+                except NoRequestCompletedError as exc:
+                    # An overloaded machine must not cost the size's other figures (quality took most of it).
+                    figures[name] = {"error": str(exc)}
+                    continue
             figures[name] = {k: v for k, v in asdict(step).items() if k not in ("service", "clients", "seconds")}
-        api, floor = figures["api"], figures["floor"]
-        figures["api_over_floor_p50"] = round(api["p50"] / floor["p50"], 2) if floor["p50"] else None
+        api, floor = figures["api"].get("p50"), figures["floor"].get("p50")
+        figures["api_over_floor_p50"] = round(api / floor, 2) if api and floor else None
         return figures
     finally:
         shutil.rmtree(folder, ignore_errors=True)

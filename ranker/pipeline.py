@@ -31,7 +31,7 @@ from toolsift.ranker.rerankers import Reranker
 from toolsift.ranker.types import Ranker
 from toolsift.records import RankedTool
 
-__all__ = ["RankingPipeline", "BasePass", "candidate_text", "ranking_pipeline"]
+__all__ = ["RankingPipeline", "BasePass", "candidate_text", "fuse_reranked", "ranking_pipeline"]
 
 BasePass = tuple[list[RankedTool], list[tuple[str, str]]]
 
@@ -124,26 +124,7 @@ class RankingPipeline:
     def fuse(self, request: RankRequest, ranked: Sequence[RankedTool], scores: Sequence[float]) -> RankResponse:
         """Fuse the reranker's ``scores`` (for the first ``len(scores)`` of ``ranked``) into the answer."""
         m = len(scores)
-        out: list[RankedTool] = list(ranked)
-        if m:
-            lam = self.fusion_weight
-            base = [t.score for t in ranked[:m]]
-            low, high = min(base), max(base)
-            span = high - low
-            norm_base = min_max(base)
-            norm_rer = min_max(list(scores))
-            head = []
-            for t, b, r, raw in zip(ranked[:m], norm_base, norm_rer, scores):
-                contributions = {**t.contributions, "reranker": lam * r}
-                head.append(replace(t, score=(1 - lam) * b + lam * r, base_score=t.score, reranker_score=float(raw),
-                                    contributions=contributions))
-            head.sort(key=lambda t: (-t.score, t.first_stage_rank or 1 << 30, t.doc_id))
-            # The rest keep the base order, shifted by −1 so they stay below the reranked head.
-            tail = [
-                replace(t, score=(1 - lam) * ((t.score - low) / span if span > 1e-12 else 0.0) - 1.0, base_score=t.score)
-                for t in ranked[m:]
-            ]
-            out = head + tail
+        out = fuse_reranked(ranked, scores, self.fusion_weight)
         return RankResponse(
             results=[RankedResult.from_tool(t) for t in out[: request.top_k]],
             ranker=self.base.name,
@@ -152,6 +133,31 @@ class RankingPipeline:
             fusion_weight=self.fusion_weight if m else None,
             weights_version=self.weights_version,
         )
+
+
+def fuse_reranked(ranked: Sequence[RankedTool], scores: Sequence[float], fusion_weight: float) -> list[RankedTool]:
+    """``ranked`` with a reranker's ``scores`` of its first ``len(scores)`` fused in (the module's rule).
+
+    The head is ordered by the fused score; the rest keep the base order below it (their scores
+    shifted by −1). Each fused result keeps its ``base_score`` and ``reranker_score``.
+    """
+    m = len(scores)
+    if not m:
+        return list(ranked)
+    lam = fusion_weight
+    base = [t.score for t in ranked[:m]]
+    low, high = min(base), max(base)
+    span = high - low
+    head = []
+    for t, b, r, raw in zip(ranked[:m], min_max(base), min_max(list(scores)), scores, strict=True):
+        contributions = {**t.contributions, "reranker": lam * r}
+        head.append(replace(t, score=(1 - lam) * b + lam * r, base_score=t.score, reranker_score=float(raw),
+                            contributions=contributions))
+    head.sort(key=lambda t: (-t.score, t.first_stage_rank or 1 << 30, t.doc_id))
+    # The rest keep the base order, shifted by −1 so they stay below the reranked head.
+    tail = [replace(t, score=(1 - lam) * ((t.score - low) / span if span > 1e-12 else 0.0) - 1.0, base_score=t.score)
+            for t in ranked[m:]]
+    return head + tail
 
 
 def ranking_pipeline(

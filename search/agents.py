@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolsift.errors import BadQueryError, ClusterError, IndexMismatchError
 from toolsift.mappings import F, vector_field
+from toolsift.mappings.model import rerank_text
 from toolsift.opensearch import cap_terms, wire_vector
 from toolsift.plugin_scripts.pipelines import pipeline_templates, render_pipeline
 from toolsift.query.builder import fetch_spec, hit_identity
@@ -231,6 +232,16 @@ class StepRetriever:
                 "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}, *scope.clauses()]}}}
         hits = self.searcher.client.search(index=self.searcher.settings.index, body=body)["hits"]["hits"]
         return {tool.doc_id: tool for tool in (_ranked(hit, 0.0, 0) for hit in hits)}
+
+    def documents(self, ids: Sequence[str], scope: Scope = UNSCOPED) -> dict[str, str]:
+        """The reranker's text (:func:`~toolsift.mappings.model.rerank_text`) of the tools ``ids`` that
+        ``scope`` lets the caller see, by id: one search by id."""
+        if not ids:
+            return {}
+        body = {"size": len(ids), **fetch_spec(with_documents=True),
+                "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}, *scope.clauses()]}}}
+        hits = self.searcher.client.search(index=self.searcher.settings.index, body=body)["hits"]["hits"]
+        return {hit_identity(hit).doc_id: rerank_text(hit.get("_source") or {}) for hit in hits}
 
     def _entities(self, texts: Sequence[str], vectors: Mapping[str, Sequence[float]], retriever: Retriever,
                   scope: Scope = UNSCOPED) -> list[list[RankedTool]]:

@@ -31,7 +31,7 @@ from toolsift.ranker.artifact import WeightsArtifact, load_artifact
 from toolsift.ranker.deploy import active_weights, weights_stamp
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.mftr import MFTRRanker
-from toolsift.ranker.pipeline import ranking_pipeline
+from toolsift.ranker.pipeline import RankingPipeline, candidate_text, fuse_reranked, ranking_pipeline
 from toolsift.ranker.protocol import RankingService, RankRequest, RankResponse
 from toolsift.ranker.types import Ranker
 from toolsift.records import FieldSignals, Kind, RankedTool, kinds_for
@@ -338,18 +338,33 @@ class Searcher:
     ) -> SearchResult:
         sq = query if isinstance(query, StructuredQuery) else StructuredQuery.from_text(query)
         started = time.perf_counter()
-        answer = plan_search(self.steps(), sq, top_k=top_k, retriever=retriever, params=self.planner, scope=scope)
-        timings = {**answer.timings, "total": (time.perf_counter() - started) * 1000}
+        pipeline = self.ranking if isinstance(self.ranking, RankingPipeline) else None
+        reranker = pipeline.reranker if pipeline is not None else None
+        depth = max(top_k, pipeline.rerank_top) if pipeline is not None and reranker is not None else top_k
+        answer = plan_search(self.steps(), sq, top_k=depth, retriever=retriever, params=self.planner, scope=scope)
+        tools: Sequence[RankedTool] = answer.tools
+        timings = dict(answer.timings)
+        if pipeline is not None and reranker is not None and tools:
+            # The reranker reads the whole request against each of the planned answer's top M.
+            t0 = time.perf_counter()
+            head = tools[:pipeline.rerank_top]
+            texts = self.steps().documents([t.doc_id for t in head], scope)
+            scores = reranker.score_pairs([(sq.text or "", candidate_text(texts.get(t.doc_id, ""), t.name))
+                                           for t in head])
+            tools = fuse_reranked(tools, scores, pipeline.fusion_weight)
+            timings["rerank"] = (time.perf_counter() - t0) * 1000
+        timings["total"] = (time.perf_counter() - started) * 1000
         return SearchResult(
             query=sq,
             method="multi-field",
             retriever=retriever,
             level="tool",
-            tools=answer.tools,
+            tools=tuple(tools[:top_k]),
             agents=answer.agents[:top_k],
             timings=timings,
             index=self.index.index,
             ranker=f"multi-need ({len(answer.steps)} texts; {self.planner.describe()})",
+            reranker=reranker.name if reranker is not None and tools else None,
             steps=answer.steps,
         )
 

@@ -458,6 +458,28 @@ def test_a_multi_need_answer_explains_each_tool_by_its_need_and_server_terms(bas
     assert "desc=" not in as_table.stdout  # no field columns that did not count
 
 
+def test_a_configured_reranker_reorders_the_multi_need_answers_top_m(
+    client: Any, embedder: Any, mcp: Any, seeded_cross_encoder: Path
+) -> None:
+    # On an index of servers the planner ranks; the reranker setting must not be ignored there.
+    request = "search the web for recent news and save a summary to a file"
+    plain = Searcher(client, mcp, embedder).search(request, top_k=6, retriever="minilm")
+    reranking = Searcher(client, mcp.with_overrides(reranker=f"cross-encoder:{seeded_cross_encoder}", rerank_top=4,
+                                                    rerank_weight=0.5), embedder)
+
+    result = reranking.search(request, top_k=6, retriever="minilm")
+
+    assert plain.ranker.startswith("multi-need") and result.ranker.startswith("multi-need")
+    assert plain.reranker is None and result.reranker is not None and result.reranker.startswith("cross-encoder:")
+    assert [t.reranker_score is not None for t in result.tools] == [True] * 4 + [False] * 2
+    # the reranker reorders the planned top 4 (the same tools), fused scores descending; the rest keep their order
+    assert {t.doc_id for t in result.tools[:4]} == {t.doc_id for t in plain.tools[:4]}
+    assert [t.score for t in result.tools[:4]] == sorted((t.score for t in result.tools[:4]), reverse=True)
+    assert [t.doc_id for t in result.tools[4:]] == [t.doc_id for t in plain.tools[4:6]]
+    assert all(t.base_score is not None and "reranker" in t.contributions for t in result.tools[:4])
+    assert result.timings["rerank"] > 0
+
+
 def test_the_search_command_refuses_an_empty_query_cleanly(base_settings: Any, apibank: Any) -> None:
     result = run_cli("--opensearch-url", base_settings.opensearch_url, "search", "   ", "--index", apibank.index)
 

@@ -91,6 +91,36 @@ def test_the_bm25_floor_caps_a_whole_request_pasted_as_a_query_under_the_clause_
     assert [d["k"] for d in dense] == [10, 10] and all(d["filter"] == {"term": {"entity": "tool"}} for d in dense)
 
 
+def test_a_service_that_answers_nothing_in_its_load_step_costs_only_its_own_latency_figures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A 10k size spends most of its hour on embedding, ingest and quality: an overloaded load step must
+    # not throw those away.
+    from contextlib import nullcontext
+
+    import toolsift.evaluation.scale_bench as bench
+    from toolsift.config import Settings
+    from toolsift.evaluation.load import LoadStep, NoRequestCompletedError
+
+    def step(name: str, url: str, path: str, clients: int, seconds: float, env: Any, folder: Any) -> LoadStep:
+        if name == "api":
+            raise NoRequestCompletedError("api: no request completed in 10 s with 2 client(s)")
+        return LoadStep(service=name, clients=clients, seconds=seconds, requests=20, errors=0, requests_per_s=2.0,
+                        p50=60.0, p95=90.0, p99=120.0, mean=70.0)
+
+    monkeypatch.setattr(bench, "load_environment", lambda settings, queries, folder: ({}, "key"))
+    monkeypatch.setattr(bench, "serving", lambda command, env, url: nullcontext())
+    monkeypatch.setattr(bench, "locust_step", step)
+
+    figures = bench._latency(Settings(), ["q"], clients=2, seconds=10)
+
+    assert figures["api"] == {"error": "api: no request completed in 10 s with 2 client(s)"}
+    assert figures["floor"]["p50"] == 60.0 and figures["api_over_floor_p50"] is None
+    record = {"latency": figures}
+    values = {f.key: f.value(record) for f in FIGURES}
+    assert values["api_p50_ms"] is None and values["floor_p50_ms"] == 60.0
+
+
 # --- the layout rule ----------------------------------------------------------------------------------
 
 
