@@ -603,8 +603,10 @@ def _sizes_option(value: str, option: str, *, allow_empty: bool = False) -> list
 @click.option("--existing", is_flag=True,
               help="Measure the configured OpenSearch (--opensearch-url, or the managed node) instead of a cluster "
                    "of the bench's own; --nodes is not used.")
-@click.option("--needles", type=click.Choice(["toolink", "livemcpbench"]), default="toolink", show_default=True,
-              help="The benchmark whose tools and queries are placed inside every catalog.")
+@click.option("--needles", default="toolink", show_default=True,
+              help="The benchmarks whose tools and queries are placed inside every catalog, comma-separated "
+                   "(toolink, livemcpbench; 'all': both). Each set is its own catalog at every size; with more "
+                   "than one, each set's results go to --out/<set> and a table of both sets' quality follows.")
 @click.option("--queries", "max_queries", type=click.IntRange(1),
               help="Only N of the benchmark's queries (a seeded sample) and their tools as needles (default: all).")
 @click.option("--seed", type=int, default=0, show_default=True, help="The catalogs' seed.")
@@ -637,26 +639,49 @@ def scale(app: AppContext, sizes: str, nodes: int, existing: bool, needles: str,
     projection. Sizes already in --out are not measured again (--redo starts over).
     """
     from toolsift.embedding import load_embedder
-    from toolsift.evaluation.scale_bench import growth_rows, run_scale_bench, summary_rows
+    from toolsift.evaluation.scale_bench import growth_rows, quality_rows, run_scale_bench, summary_rows
 
     asked, projected = _sizes_option(sizes, "--sizes"), _sizes_option(project, "--project", allow_empty=True)
+    sets = _needles_option(needles)
     settings = app.settings()
-    results = run_scale_bench(
-        settings, load_embedder(settings), out_dir, asked, nodes=nodes, existing=existing, needles=needles, seed=seed,
-        queries=max_queries, shards=shards, replicas=replicas, clients=clients, seconds=seconds, project=projected,
-        datasets=datasets, redo=redo, progress=lambda m: click.echo(m, err=True))
-    if results["skipped"]:
-        click.echo(f"already measured in {out_dir}: {', '.join(f'{n:,}' for n in results['skipped'])} tools "
-                   "(--redo measures them again)", err=True)
-    env = results.get("environment", {})
-    click.echo(f"{results['config']['needles']} needles, {env.get('cluster_nodes')} node(s), {env.get('cpu_count')} "
-               f"CPU cores, {results['config']['clients']} client(s) x {results['config']['seconds']:g} s per service")
-    click.echo(table(*summary_rows(results)))
-    click.echo(table(*growth_rows(results)))
-    run = results["runs"][-1]
-    click.echo(f"this run measured {len(run['measured'])} size(s) in {run['seconds']:.0f} s", err=True)
-    for path in results["outputs"].values():
-        click.echo(f"wrote {path}", err=True)
+    embedder = load_embedder(settings)
+    measured: dict[str, dict[str, Any]] = {}
+    for needle_set in sets:
+        folder = out_dir / needle_set if len(sets) > 1 else out_dir
+        results = run_scale_bench(
+            settings, embedder, folder, asked, nodes=nodes, existing=existing, needles=needle_set, seed=seed,
+            queries=max_queries, shards=shards, replicas=replicas, clients=clients, seconds=seconds, project=projected,
+            datasets=datasets, redo=redo, progress=lambda m: click.echo(m, err=True))
+        measured[needle_set] = results
+        if results["skipped"]:
+            click.echo(f"already measured in {folder}: {', '.join(f'{n:,}' for n in results['skipped'])} tools "
+                       "(--redo measures them again)", err=True)
+        env = results.get("environment", {})
+        click.echo(f"{results['config']['needles']} needles, {env.get('cluster_nodes')} node(s), "
+                   f"{env.get('cpu_count')} CPU cores, {results['config']['clients']} client(s) x "
+                   f"{results['config']['seconds']:g} s per service")
+        click.echo(table(*summary_rows(results)))
+        click.echo(table(*growth_rows(results)))
+        run = results["runs"][-1]
+        click.echo(f"this run measured {len(run['measured'])} size(s) in {run['seconds']:.0f} s", err=True)
+        for path in results["outputs"].values():
+            click.echo(f"wrote {path}", err=True)
+    if len(sets) > 1:
+        click.echo("needle quality, every set and size")
+        click.echo(table(*quality_rows(measured)))
+
+
+def _needles_option(value: str) -> list[str]:
+    """A comma-separated list of needle sets (or ``all``), each once, in the order given."""
+    from toolsift.evaluation.scale_catalog import NEEDLE_SETS
+
+    names = list(NEEDLE_SETS) if value.strip().lower() == "all" else \
+        list(dict.fromkeys(p.strip().lower() for p in value.split(",") if p.strip()))
+    unknown = [n for n in names if n not in NEEDLE_SETS]
+    if unknown or not names:
+        raise click.BadParameter(f"{', '.join(unknown) or 'nothing'}: the needle sets are {', '.join(NEEDLE_SETS)} "
+                                 "(comma-separated) or 'all'", param_hint="--needles")
+    return names
 
 
 @bench.command("shards")

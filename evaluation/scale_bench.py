@@ -114,6 +114,7 @@ __all__ = [
     "projections",
     "summary_rows",
     "growth_rows",
+    "quality_rows",
     "markdown_tables",
     "write_plot",
     "write_outputs",
@@ -422,6 +423,33 @@ def summary_rows(results: Mapping[str, Any]) -> tuple[list[str], list[list[str]]
             return float(found) if isinstance(found, (int, float)) else None
 
         rows.append([f"{size:,} (projected)", "", *(_cell(keys, value) for _, keys in _COLUMNS)])
+    return headers, rows
+
+
+#: The quality table's columns across needle sets: (header, figure keys).
+_QUALITY_COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("NDCG@10 toolsift / BM25 / dense", ("ndcg@10", "bm25_ndcg@10", "dense_ndcg@10")),
+    ("R@5 toolsift / BM25 / dense", ("recall@5", "bm25_recall@5", "dense_recall@5")),
+    ("R@50 toolsift", ("recall@50",)),
+    ("top-10 repeats", ("near_duplicate_share",)),
+    ("API/floor p50", ("api_over_floor_p50",)),
+)
+
+
+def quality_rows(by_needles: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """The needle quality of several needle sets' runs side by side: one row per set and size measured.
+
+    Returns:
+        (headers, rows) of strings.
+    """
+    headers = ["needles", "tools", "queries", *(header for header, _ in _QUALITY_COLUMNS)]
+    rows: list[list[str]] = []
+    for needles, results in by_needles.items():
+        for size in _sizes(results):
+            record = results["sizes"][str(size)]
+            queries = record.get("quality", {}).get("queries")
+            rows.append([needles, f"{size:,}", "" if queries is None else str(queries),
+                         *(_cell(keys, lambda f: f.value(record)) for _, keys in _QUALITY_COLUMNS)])
     return headers, rows
 
 

@@ -405,3 +405,39 @@ def test_sizes_take_k_and_m_suffixes_and_resume_from_the_recorded_results(record
 
     assert result.exit_code == 0, result.output
     assert "already measured" in result.output and "1,000,000 (projected)" in result.output
+
+
+def test_both_needle_sets_run_into_a_folder_each_and_end_with_one_table_of_their_quality(
+    recorded: dict[str, Any], tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from toolsift.cli.main import cli
+    from toolsift.config import Settings
+    from toolsift.embedding import resolve_backend, resolve_device
+
+    settings = Settings()
+    backend = resolve_backend(settings.embedding_backend, resolve_device(settings.embedding_device))
+    for needles in ("toolink", "livemcpbench"):  # measured before: the command resumes them, no cluster
+        _write_recorded(tmp_path / needles, recorded, needles=needles, embedding_backend=backend)
+
+    result = CliRunner().invoke(cli, ["bench", "scale", "--sizes", "1k,10k,100k", "--needles", "all", "--project", "",
+                                      "--out", str(tmp_path)])
+
+    assert result.exit_code == 0, result.output
+    quality = result.output[result.output.index("needle quality, every set and size"):]
+    assert [line.split()[0] for line in quality.splitlines()[3:] if line.strip()] == \
+        ["toolink"] * 3 + ["livemcpbench"] * 3
+    assert "0.600 / 0.300 / 0.200" in quality  # the 1k row's NDCG@10 of toolsift, BM25 and the dense floor
+
+
+@pytest.mark.parametrize("needles", ["toolbench", "toolink,nope", ","])
+def test_an_unknown_needle_set_is_a_usage_error_naming_the_sets(needles: str, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from toolsift.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["bench", "scale", "--needles", needles, "--out", str(tmp_path)])
+
+    assert result.exit_code == 2
+    assert "--needles" in result.output and "toolink, livemcpbench" in result.output
