@@ -101,6 +101,7 @@ __all__ = [
     "FIGURES",
     "FLOORS",
     "near_duplicate_share",
+    "first_copies",
     "SHARD_TOOLS",
     "DEFAULT_PROJECTIONS",
     "floor_bodies",
@@ -254,6 +255,8 @@ FIGURES: tuple[Figure, ...] = (
     Figure("recall@5", ("quality", "recall@5"), "R@5", 1.0, 3, bounded=True),
     Figure("recall@50", ("quality", f"recall@{_DEEP}"), f"R@{_DEEP} (gold within reach of a reranker)", 1.0, 3,
            bounded=True),
+    Figure("recall@5_one_capability_once", ("quality", "one_capability_once", "recall@5"),
+           "R@5 with one tool per copy group (oracle)", 1.0, 3, bounded=True),
     Figure("ndcg@10_without_copies", ("quality", "without_near_duplicates", "ndcg@10"),
            "NDCG@10 without the gold tools' variants", 1.0, 3, bounded=True),
     Figure("near_duplicate_share", ("quality", "near_duplicate_share@10"), "top-10 share repeating a capability",
@@ -390,6 +393,7 @@ _COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("R@5 toolsift / BM25 / dense", ("recall@5", "bm25_recall@5", "dense_recall@5")),
     ("R@50 toolsift", ("recall@50",)),
     ("NDCG@10 without gold variants", ("ndcg@10_without_copies",)),
+    ("R@5 one capability once (oracle)", ("recall@5_one_capability_once",)),
     ("top-10 repeats", ("near_duplicate_share",)),
     ("wall s", ("wall_s",)),
 )
@@ -851,6 +855,20 @@ def floor_bodies(queries: Mapping[str, str], vectors: Mapping[str, np.ndarray]) 
     }
 
 
+def first_copies(ranking: Sequence[str], groups: Mapping[str, int]) -> list[str]:
+    """``ranking`` with every tool that repeats a copy group above it left out (one capability once)."""
+    seen: set[int] = set()
+    kept = []
+    for tool_id in ranking:
+        group = groups.get(tool_id)
+        if group is not None:
+            if group in seen:
+                continue
+            seen.add(group)
+        kept.append(tool_id)
+    return kept
+
+
 def _floor_rankings(client: OpenSearch, settings: Settings, embedder: Embedder,
                     queries: Mapping[str, str]) -> dict[str, dict[str, list[str]]]:
     """Each floor's top 10 of each query (:func:`floor_bodies`), sent in ``_msearch`` batches."""
@@ -901,16 +919,20 @@ def _quality(client: OpenSearch, settings: Settings, embedder: Embedder, scale: 
     qrels = {q: benchmark.qrels[q] for q in qids}
     blind = evaluate(qrels, without_copies, ["ndcg@10", "recall@5"])
     deep = evaluate(qrels, {q: ranked_run(ranked[q], _DEEP) for q in qids}, [f"recall@{_DEEP}"])
+    once = evaluate(qrels, {q: ranked_run(first_copies(ranked[q], groups), 10) for q in qids}, ["ndcg@10", "recall@5"])
     floors = _floor_rankings(client, settings, embedder, {q: benchmark.queries[q] for q in qids})
     return {"queries": len(qids), **_ranking_figures(qrels, ranked, groups),
             **{k: round(v, 4) for k, v in deep.items()},
             "without_near_duplicates": {k: round(v, 4) for k, v in blind.items()},
+            "one_capability_once": {k: round(v, 4) for k, v in once.items()},
             "floors": {name: _ranking_figures(qrels, floors[name], groups) for name in FLOORS},
             "request": "each needle query as the search API sends {\"query\": ...}: the settings' defaults; "
                        "without_near_duplicates: the same ranking with the query's gold tools' own variants "
                        "(manifest near_duplicates: renamed/reworded copies, never relevant) left out; "
                        f"recall@{_DEEP}: the gold tools in the default ranking's top {_DEEP} (what a second "
-                       "stage could bring up); near_duplicate_share@10: the share of the top 10 that repeats a capability above it "
+                       "stage could bring up); one_capability_once: the same ranking with each copy group's "
+                       "first tool only (copies.json: a perfect duplicate detector keeping the best-ranked copy, "
+                       "scored by tool id); near_duplicate_share@10: the share of the top 10 that repeats a capability above it "
                        "(copies.json: tools made from one source tool)",
             "floors_are": FLOORS}
 

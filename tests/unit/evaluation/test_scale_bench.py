@@ -19,6 +19,7 @@ from toolsift.evaluation.scale_bench import (
     compound_entries,
     derive_embedding,
     files_by_kind,
+    first_copies,
     floor_bodies,
     growth,
     growth_rows,
@@ -48,7 +49,7 @@ def _record(tools: int, *, p50: float, ndcg: float, disk_per_tool: float) -> dic
         "memory": {"index_heap_bytes_per_tool": 1.5, "jvm_heap_after_search_bytes": 900e6, "knn_native_bytes": 0},
         "latency": {"api": {"p50": p50, "p95": 2 * p50, "p99": 3 * p50},
                     "floor": {"p50": 20.0, "p95": 40.0, "p99": 60.0}, "api_over_floor_p50": p50 / 20},
-        "quality": {"ndcg@10": ndcg, "recall@5": ndcg + 0.1, "recall@50": ndcg + 0.2, "without_near_duplicates": {"ndcg@10": ndcg + 0.05},
+        "quality": {"ndcg@10": ndcg, "recall@5": ndcg + 0.1, "recall@50": ndcg + 0.2, "one_capability_once": {"recall@5": ndcg + 0.12},"without_near_duplicates": {"ndcg@10": ndcg + 0.05},
                     "near_duplicate_share@10": 0.1,
                     "floors": {"bm25": {"ndcg@10": ndcg / 2, "recall@5": ndcg / 2},
                                "dense": {"ndcg@10": ndcg / 3, "recall@5": ndcg / 3}}},
@@ -77,6 +78,12 @@ def test_a_top_10_repeating_a_capability_counts_every_copy_after_the_first() -> 
     assert near_duplicate_share(["a/x", "a/y", "z/q"], groups) == 0.0
     assert near_duplicate_share([], groups) == 0.0
     assert near_duplicate_share([f"t{i}" for i in range(12)] + ["a/x", "b/x"], groups) == 0.0  # beyond the top 10
+
+
+def test_one_capability_once_keeps_the_best_ranked_tool_of_each_copy_group() -> None:
+    groups = {"a/x": 1, "b/x": 1, "c/x": 1, "a/y": 2, "b/y": 2}
+    assert first_copies(["b/x", "z/q", "a/x", "a/y", "c/x", "b/y", "z/r"], groups) == ["b/x", "z/q", "a/y", "z/r"]
+    assert first_copies([], groups) == []
 
 
 def test_the_bm25_floor_caps_a_whole_request_pasted_as_a_query_under_the_clause_limit() -> None:
