@@ -634,7 +634,8 @@ def scale(app: AppContext, sizes: str, nodes: int, existing: bool, needles: str,
     seed: a larger one extends a smaller one); its new texts embedded once through the bench's vector
     cache; an ingest into a fresh index (shards and replicas by the layout rule, recorded); index size on
     disk and heap / native memory per tool; needle NDCG@10 and R@5 of the default search, of BM25 and of
-    the dense floor, and the share of each top 10 repeating a capability; the search API and the floor under
+    the dense floor, the default search's R@50 and its R@5 with one tool per copy group (an oracle), and
+    the share of each top 10 repeating a capability; the search API and the floor under
     --clients clients for --seconds each; the index deleted. Then each figure's growth with size and its
     projection. Sizes already in --out are not measured again (--redo starts over).
     """
