@@ -66,7 +66,7 @@ import shutil
 import struct
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -102,6 +102,7 @@ __all__ = [
     "FLOORS",
     "near_duplicate_share",
     "first_copies",
+    "capability_recall",
     "SHARD_TOOLS",
     "DEFAULT_PROJECTIONS",
     "floor_bodies",
@@ -257,6 +258,10 @@ FIGURES: tuple[Figure, ...] = (
            bounded=True),
     Figure("recall@5_one_capability_once", ("quality", "one_capability_once", "recall@5"),
            "R@5 with one tool per copy group (oracle)", 1.0, 3, bounded=True),
+    Figure("capability_recall@5", ("quality", "capability_recall@5", "default"),
+           "capability R@5 (the gold or a copy of it)", 1.0, 3, bounded=True),
+    Figure("capability_recall@5_once", ("quality", "capability_recall@5", "one_capability_once"),
+           "capability R@5 with one tool per copy group (oracle)", 1.0, 3, bounded=True),
     Figure("ndcg@10_without_copies", ("quality", "without_near_duplicates", "ndcg@10"),
            "NDCG@10 without the gold tools' variants", 1.0, 3, bounded=True),
     Figure("near_duplicate_share", ("quality", "near_duplicate_share@10"), "top-10 share repeating a capability",
@@ -394,6 +399,7 @@ _COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("R@50 toolsift", ("recall@50",)),
     ("NDCG@10 without gold variants", ("ndcg@10_without_copies",)),
     ("R@5 one capability once (oracle)", ("recall@5_one_capability_once",)),
+    ("capability R@5 default / once", ("capability_recall@5", "capability_recall@5_once")),
     ("top-10 repeats", ("near_duplicate_share",)),
     ("wall s", ("wall_s",)),
 )
@@ -869,6 +875,18 @@ def first_copies(ranking: Sequence[str], groups: Mapping[str, int]) -> list[str]
     return kept
 
 
+def capability_recall(ranking: Sequence[str], gold: Iterable[str], groups: Mapping[str, int], k: int = 5) -> float:
+    """The share of ``gold`` whose capability is in the top ``k``: the gold tool itself or any tool of its
+    copy group (an answer that names where else a capability lives hands the agent every copy)."""
+    wanted = list(gold)
+    if not wanted:
+        return 0.0
+    top = list(ranking)[:k]
+    found_groups = {groups[t] for t in top if t in groups}
+    hits = sum(1 for g in wanted if g in top or (g in groups and groups[g] in found_groups))
+    return hits / len(wanted)
+
+
 def _floor_rankings(client: OpenSearch, settings: Settings, embedder: Embedder,
                     queries: Mapping[str, str]) -> dict[str, dict[str, list[str]]]:
     """Each floor's top 10 of each query (:func:`floor_bodies`), sent in ``_msearch`` batches."""
@@ -920,11 +938,18 @@ def _quality(client: OpenSearch, settings: Settings, embedder: Embedder, scale: 
     blind = evaluate(qrels, without_copies, ["ndcg@10", "recall@5"])
     deep = evaluate(qrels, {q: ranked_run(ranked[q], _DEEP) for q in qids}, [f"recall@{_DEEP}"])
     once = evaluate(qrels, {q: ranked_run(first_copies(ranked[q], groups), 10) for q in qids}, ["ndcg@10", "recall@5"])
+    relevant = {q: [t for t, grade in qrels[q].items() if grade > 0] for q in qids}
+    by_capability = {
+        "default": sum(capability_recall(ranked[q], relevant[q], groups) for q in qids) / max(len(qids), 1),
+        "one_capability_once": sum(capability_recall(first_copies(ranked[q], groups), relevant[q], groups)
+                                   for q in qids) / max(len(qids), 1),
+    }
     floors = _floor_rankings(client, settings, embedder, {q: benchmark.queries[q] for q in qids})
     return {"queries": len(qids), **_ranking_figures(qrels, ranked, groups),
             **{k: round(v, 4) for k, v in deep.items()},
             "without_near_duplicates": {k: round(v, 4) for k, v in blind.items()},
             "one_capability_once": {k: round(v, 4) for k, v in once.items()},
+            "capability_recall@5": {k: round(v, 4) for k, v in by_capability.items()},
             "floors": {name: _ranking_figures(qrels, floors[name], groups) for name in FLOORS},
             "request": "each needle query as the search API sends {\"query\": ...}: the settings' defaults; "
                        "without_near_duplicates: the same ranking with the query's gold tools' own variants "
@@ -932,7 +957,9 @@ def _quality(client: OpenSearch, settings: Settings, embedder: Embedder, scale: 
                        f"recall@{_DEEP}: the gold tools in the default ranking's top {_DEEP} (what a second "
                        "stage could bring up); one_capability_once: the same ranking with each copy group's "
                        "first tool only (copies.json: a perfect duplicate detector keeping the best-ranked copy, "
-                       "scored by tool id); near_duplicate_share@10: the share of the top 10 that repeats a capability above it "
+                       "scored by tool id); capability_recall@5: the share of gold tools whose capability (the "
+                       "tool or any copy of it) is in the top 5, of the default ranking and of the one-per-group "
+                       "one; near_duplicate_share@10: the share of the top 10 that repeats a capability above it "
                        "(copies.json: tools made from one source tool)",
             "floors_are": FLOORS}
 

@@ -43,6 +43,13 @@ def test_bench_scale_measures_a_size_writes_json_table_and_plot_and_resumes_with
     assert set(floors) == {"bm25", "dense"}
     assert all(0 <= f[m] <= 1 for f in floors.values() for m in ("ndcg@10", "recall@5", "near_duplicate_share@10"))
     assert 0 <= record["quality"]["near_duplicate_share@10"] < 1
+    # how deep the gold sits, and what one tool per copy group would give by id and by capability
+    quality = record["quality"]
+    assert quality["recall@5"] <= quality["recall@50"] <= 1
+    assert set(quality["one_capability_once"]) == {"ndcg@10", "recall@5"}
+    by_capability = quality["capability_recall@5"]
+    assert quality["recall@5"] <= by_capability["default"] <= 1  # a copy can only add to the gold itself
+    assert 0 <= by_capability["one_capability_once"] <= 1
     for service in ("api", "floor"):
         assert record["latency"][service]["requests"] > 0 and record["latency"][service]["errors"] == 0
     assert "60" in first.output and "NDCG@10" in first.output

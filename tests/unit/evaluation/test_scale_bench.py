@@ -19,6 +19,7 @@ from toolsift.evaluation.scale_bench import (
     compound_entries,
     derive_embedding,
     files_by_kind,
+    capability_recall,
     first_copies,
     floor_bodies,
     growth,
@@ -49,7 +50,8 @@ def _record(tools: int, *, p50: float, ndcg: float, disk_per_tool: float) -> dic
         "memory": {"index_heap_bytes_per_tool": 1.5, "jvm_heap_after_search_bytes": 900e6, "knn_native_bytes": 0},
         "latency": {"api": {"p50": p50, "p95": 2 * p50, "p99": 3 * p50},
                     "floor": {"p50": 20.0, "p95": 40.0, "p99": 60.0}, "api_over_floor_p50": p50 / 20},
-        "quality": {"ndcg@10": ndcg, "recall@5": ndcg + 0.1, "recall@50": ndcg + 0.2, "one_capability_once": {"recall@5": ndcg + 0.12},"without_near_duplicates": {"ndcg@10": ndcg + 0.05},
+        "quality": {"ndcg@10": ndcg, "recall@5": ndcg + 0.1, "recall@50": ndcg + 0.2, "one_capability_once": {"recall@5": ndcg + 0.12},
+                    "capability_recall@5": {"default": ndcg + 0.13, "one_capability_once": ndcg + 0.14},"without_near_duplicates": {"ndcg@10": ndcg + 0.05},
                     "near_duplicate_share@10": 0.1,
                     "floors": {"bm25": {"ndcg@10": ndcg / 2, "recall@5": ndcg / 2},
                                "dense": {"ndcg@10": ndcg / 3, "recall@5": ndcg / 3}}},
@@ -84,6 +86,14 @@ def test_one_capability_once_keeps_the_best_ranked_tool_of_each_copy_group() -> 
     groups = {"a/x": 1, "b/x": 1, "c/x": 1, "a/y": 2, "b/y": 2}
     assert first_copies(["b/x", "z/q", "a/x", "a/y", "c/x", "b/y", "z/r"], groups) == ["b/x", "z/q", "a/y", "z/r"]
     assert first_copies([], groups) == []
+
+
+def test_capability_recall_counts_a_gold_tool_found_through_any_copy_of_it() -> None:
+    groups = {"a/x": 1, "b/x": 1, "a/y": 2, "b/y": 2}
+    gold = {"a/x": 1, "a/y": 1, "c/z": 1}  # c/z has no copies
+    assert capability_recall(["b/x", "q/1", "q/2", "q/3", "q/4", "a/y"], gold, groups) == pytest.approx(1 / 3)
+    assert capability_recall(["b/x", "b/y", "c/z"], gold, groups) == 1.0
+    assert capability_recall(["q/1"], {}, groups) == 0.0
 
 
 def test_the_bm25_floor_caps_a_whole_request_pasted_as_a_query_under_the_clause_limit() -> None:
