@@ -226,22 +226,24 @@ class StepRetriever:
     def identities(self, ids: Sequence[str], scope: Scope = UNSCOPED) -> dict[str, RankedTool]:
         """The tools ``ids`` that ``scope`` lets the caller see, by id (score 0, no rank): one search
         by id, so routed tool documents are found on any shard."""
-        if not ids:
-            return {}
-        body = {"size": len(ids), **fetch_spec(),
-                "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}, *scope.clauses()]}}}
-        hits = self.searcher.client.search(index=self.searcher.settings.index, body=body)["hits"]["hits"]
-        return {tool.doc_id: tool for tool in (_ranked(hit, 0.0, 0) for hit in hits)}
+        return {tool.doc_id: tool for tool in (_ranked(hit, 0.0, 0) for hit in self._by_id(ids, scope, fetch_spec()))}
 
     def documents(self, ids: Sequence[str], scope: Scope = UNSCOPED) -> dict[str, str]:
         """The reranker's text (:func:`~toolsift.mappings.model.rerank_text`) of the tools ``ids`` that
         ``scope`` lets the caller see, by id: one search by id."""
-        if not ids:
-            return {}
-        body = {"size": len(ids), **fetch_spec(with_documents=True),
-                "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}, *scope.clauses()]}}}
-        hits = self.searcher.client.search(index=self.searcher.settings.index, body=body)["hits"]["hits"]
+        hits = self._by_id(ids, scope, fetch_spec(with_documents=True))
         return {hit_identity(hit).doc_id: rerank_text(hit.get("_source") or {}) for hit in hits}
+
+    def _by_id(self, ids: Sequence[str], scope: Scope, fetch: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The hits of the documents ``ids`` within ``scope`` (one search, so routed tool documents are
+        found on any shard), with what ``fetch`` asks for."""
+        if not ids:
+            return []
+        body = {"size": len(ids), **fetch,
+                "query": {"bool": {"filter": [{"ids": {"values": list(ids)}}, *scope.clauses()]}}}
+        hits: list[dict[str, Any]] = self.searcher.client.search(index=self.searcher.settings.index,
+                                                                  body=body)["hits"]["hits"]
+        return hits
 
     def _entities(self, texts: Sequence[str], vectors: Mapping[str, Sequence[float]], retriever: Retriever,
                   scope: Scope = UNSCOPED) -> list[list[RankedTool]]:

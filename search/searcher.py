@@ -338,9 +338,10 @@ class Searcher:
     ) -> SearchResult:
         sq = query if isinstance(query, StructuredQuery) else StructuredQuery.from_text(query)
         started = time.perf_counter()
-        pipeline = self.ranking if isinstance(self.ranking, RankingPipeline) else None
+        # An in-process reranker (the reranker setting) rescores the planned answer's top M.
+        pipeline = self.ranking if isinstance(self.ranking, RankingPipeline) and self.ranking.reranker else None
         reranker = pipeline.reranker if pipeline is not None else None
-        depth = max(top_k, pipeline.rerank_top) if pipeline is not None and reranker is not None else top_k
+        depth = max(top_k, pipeline.rerank_top) if pipeline is not None else top_k
         answer = plan_search(self.steps(), sq, top_k=depth, retriever=retriever, params=self.planner, scope=scope)
         tools: Sequence[RankedTool] = answer.tools
         timings = dict(answer.timings)
