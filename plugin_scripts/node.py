@@ -63,6 +63,7 @@ __all__ = [
     "NodeStatus",
     "ML_PLUGIN_CLASSES",
     "cluster_member_name",
+    "drop_archived_settings",
     "ensure_running",
     "pid_alive",
     "port_in_use",
@@ -486,6 +487,8 @@ class LocalNode:
                 self._say(f"the node is already running at {self.url} (pid {pid})")
                 if wait and not self._healthy():
                     self._wait_healthy(pid)
+                elif wait:
+                    drop_archived_settings(self.url)
                 return False
             if not self.installed:
                 raise NodeError(
@@ -550,6 +553,7 @@ class LocalNode:
                         "started; the new node was stopped"
                     )
                 self._say(f"the node is up ({last}) after {time.monotonic() - started:.1f} s")
+                drop_archived_settings(self.url)
                 return
             if time.monotonic() >= deadline:
                 raise NodeError(
@@ -1003,6 +1007,7 @@ class LocalCluster:
                             f"{member.name} while it started; the members just started were stopped"
                         )
                 self._say(f"the cluster is up ({status}, {joined} nodes) after {time.monotonic() - started:.1f} s")
+                drop_archived_settings(self.members[0].url)
                 return
             if time.monotonic() >= deadline:
                 raise NodeError(
@@ -1302,6 +1307,30 @@ def _get_json(base_url: str, path: str, timeout: float = 2.0) -> dict[str, Any] 
     except (OSError, ValueError, urllib.error.URLError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def drop_archived_settings(base_url: str, timeout: float = 10.0) -> list[str]:
+    """Remove the cluster's archived settings; returns the keys removed (none: no request is made).
+
+    A node started without a plugin archives that plugin's persisted settings (the managed node runs
+    ml-commons only with ``node_ml_commons``, and the native pipeline persists
+    ``plugins.ml_commons.connector.*``). OpenSearch ignores archived settings but refuses every later
+    cluster-settings update until they are removed, so the manager removes them once the node is up.
+    """
+    current = _get_json(base_url, "/_cluster/settings?flat_settings=true", timeout=timeout) or {}
+    archived = sorted(key for scope in ("persistent", "transient")
+                      for key in (current.get(scope) or {}) if key.startswith("archived."))
+    if archived:
+        body = json.dumps({"persistent": {"archived.*": None}, "transient": {"archived.*": None}}).encode()
+        request = urllib.request.Request(base_url + "/_cluster/settings", data=body, method="PUT",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with _NO_PROXY_OPENER.open(request, timeout=timeout):
+                log.info("removed archived cluster settings %s", ", ".join(archived))
+        except (OSError, urllib.error.URLError) as exc:
+            log.warning("could not remove archived cluster settings %s: %s", ", ".join(archived), exc)
+            return []
+    return archived
 
 
 def _last_lines(text: str, count: int) -> str:

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -30,6 +31,7 @@ from toolsift.plugin_scripts.node import (
     ML_PLUGIN_CLASSES,
     PLUGIN_CLASSES,
     RUNNER_MAIN,
+    drop_archived_settings,
     java_major_version,
     port_in_use,
 )
@@ -49,12 +51,33 @@ if os.environ.get("FAKE_NODE_FAIL"):
 if os.environ.get("FAKE_NODE_IGNORE_TERM"):
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 port = int(args[args.index("-baseHttpPort") + 1]) + 1
+cluster_settings = {{"persistent": json.loads(os.environ.get("FAKE_NODE_PERSISTENT", "{{}}")), "transient": {{}}}}
 
 
 class Handler(BaseHTTPRequestHandler):
+    def do_PUT(self):
+        if not self.path.startswith("/_cluster/settings"):
+            self.send_response(404)
+            self.end_headers()
+            return
+        update = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        for scope, values in update.items():
+            for key, value in values.items():
+                prefix = key[:-1] if key.endswith("*") else None
+                for name in [n for n in cluster_settings[scope] if n == key or (prefix and n.startswith(prefix))]:
+                    del cluster_settings[scope][name]
+                if value is not None:
+                    cluster_settings[scope][key] = value
+        self.send_response(200)
+        self.send_header("content-length", "2")
+        self.end_headers()
+        self.wfile.write(b"{{}}")
+
     def do_GET(self):
         if self.path.startswith("/_cluster/health"):
             body = {{"status": "green"}}
+        elif self.path.startswith("/_cluster/settings"):
+            body = cluster_settings
         elif self.path.startswith("/_nodes/_local/process"):
             body = {{"nodes": {{"n1": {{"process": {{"id": os.getpid()}}}}}}}}
         elif self.path == "/":
@@ -559,6 +582,24 @@ def test_lifecycle_with_a_fake_node(tmp_path: Path, fake_java_home: Path) -> Non
     assert not node.status().running
     assert not node.pid_file.exists()
     assert not port_in_use(port)
+
+
+def test_a_started_node_drops_the_settings_it_archived_so_later_settings_updates_are_accepted(
+    tmp_path: Path, fake_java_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a node started without ml-commons archives the connector setting the native pipeline persisted;
+    # OpenSearch refuses every cluster-settings update until such settings are removed
+    archived = {"archived.plugins.ml_commons.connector.private_ip_enabled": "true", "cluster.routing.x": "1"}
+    monkeypatch.setenv("FAKE_NODE_PERSISTENT", json.dumps(archived))
+    node = LocalNode(_settings(tmp_path, node_port=_free_node_port(), java_home=fake_java_home))
+    _fake_install(node)
+    try:
+        assert node.start() is True
+        with urllib.request.urlopen(f"{node.url}/_cluster/settings", timeout=5) as answer:
+            assert json.loads(answer.read())["persistent"] == {"cluster.routing.x": "1"}
+        assert drop_archived_settings(node.url) == []  # nothing left: no update is sent
+    finally:
+        node.stop(timeout=10)
 
 
 def test_ml_commons_config_and_restart_check_with_a_fake_node(tmp_path: Path, fake_java_home: Path) -> None:
