@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -260,3 +260,75 @@ def train_embedder_command(
     click.echo(f"{saved.identity} · {len(examples)} pairs · {outcome.steps} steps · {outcome.device} · "
                f"{outcome.seconds:.0f} s · losses {[round(x, 4) for x in outcome.epoch_losses]}")
     click.echo(f"training data sha256 {pairs.sha256}")
+
+
+def _weights_list(text: str | None, option: str) -> tuple[float, ...] | None:
+    if text is None:
+        return None
+    try:
+        values = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: give numbers separated by commas (0,0.3,0.9)", param_hint=option) from None
+    if not values:
+        raise click.BadParameter("give at least one value", param_hint=option)
+    return values
+
+
+@train.command("planner")
+@click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--lexical-weights", default="0,0.3,0.6,0.9,1.2", show_default=True,
+              help="The λ values measured (the whole request's words as a need), comma-separated.")
+@click.option("--server-weights", help="The β values measured too, comma-separated (default: the index's β only).")
+@click.option("--measure", type=click.Choice(["ndcg@10", "recall@10"]), default="ndcg@10", show_default=True,
+              help="What half A chooses by.")
+@click.option("--split", default="test", show_default=True, help="The benchmark split whose judged queries are used.")
+@click.option("--name", help="Artifact name (default: <index>-planner).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Artifact root (default: <data_dir>/weights).")
+@click.option("--push", is_flag=True, help="Make the chosen parameters the index's: every searcher plans with them.")
+@json_flag("Print the calibration (and the artifact) as JSON.")
+@pass_app
+def train_planner_command(app: AppContext, dataset_dir: Path, lexical_weights: str, server_weights: str | None,
+                          measure: str, split: str, name: str | None, out_dir: Path | None, push: bool,
+                          as_json: bool) -> None:
+    """Calibrate the multi-need search's λ (and β) on DATASET_DIR's judged queries over this index.
+
+    DATASET_DIR is a benchmark folder whose catalog is in the index (--index): ToolRet, BEIR,
+    LiveMCPBench, or a `bench catalog` folder's needles. Each value is measured as a search with it
+    would rank the set's candidates (fetched once); the best mean --measure on half A (queries at
+    even positions) is chosen, ties to the smaller λ, and half B (odd positions) is reported beside
+    it. Writes a versioned weights artifact (the index's field weights, the chosen parameters);
+    --push makes it the index's, as the workbench's push does.
+    """
+    from toolsift.embedding import load_embedder
+    from toolsift.ranker.deploy import push_weights
+    from toolsift.search import Searcher
+    from toolsift.workbench.calibration import benchmark_query_set, calibrate_planner, save_calibration
+
+    lambdas = _weights_list(lexical_weights, "--lexical-weights")
+    betas = _weights_list(server_weights, "--server-weights")
+    settings = app.settings()
+    client = app.client()
+    searcher = Searcher(client, settings, load_embedder(settings))
+    query_set = benchmark_query_set(searcher, dataset_dir, split=split)
+    calibration = calibrate_planner(searcher, query_set, lexical_weights=lambdas or (), server_weights=betas,
+                                    measure=measure)
+    saved = save_calibration(calibration, searcher, out_dir or settings.data_dir / "weights",
+                             name or f"{settings.index}-planner")
+    pushed = push_weights(client, settings.index, saved).to_dict() if push else None
+    if as_json:
+        emit_json({**calibration.to_dict(), "artifact": str(saved.path), "version": saved.version, "pushed": pushed})
+        return
+
+    def row(label: str, point: Any) -> list[Any]:
+        p = point.params
+        return [label, p.lexical_weight, p.server_weight, *(round(point.half_a[m], 4) for m in ("ndcg@10", "recall@10")),
+                *(round(point.half_b[m], 4) for m in ("ndcg@10", "recall@10"))]
+
+    a, b = calibration.queries
+    click.echo(f"{query_set.name} on {settings.index}: {a} queries choose (half A), {b} report (half B)")
+    click.echo(table(["", "λ", "β", "A NDCG@10", "A R@10", "B NDCG@10", "B R@10"],
+                     [row("current", calibration.current),
+                      *(row("chosen" if p == calibration.chosen else "", p) for p in calibration.points)]))
+    click.echo(f"wrote {saved.path} ({saved.version})" + (f"; pushed to {pushed['index']}" if pushed else
+                                                         f"; push it: toolsift train planner … --push, or the workbench"))

@@ -13,7 +13,7 @@ Protocol (printed with the table and stored in the JSON):
 * **Latency.** Per request, measured by the client around the call (MCP rows: ``tools/call`` over
   stdio, definitions included); p50 / p95 nearest rank.
 * **Halves.** Tasks at even positions (in file order) are half A, where the multi-need parameters
-  were calibrated (``server_weight``, ``prerequisite_tools``); odd positions are half B, reported apart.
+  were calibrated (``server_weight``, ``prerequisite_tools``, ``lexical_weight``); odd positions are half B, reported apart.
 * **Chinese slice.** The tasks one of whose gold tools some server describes in Chinese (CJK
   characters in its description), scored apart: what the English-only embedder meets there.
 
@@ -434,13 +434,14 @@ def run_request_eval(
                          "among the names of the first K tools returned",
             "agent_gold": "the servers owning those tools; a row's agents = the servers of its top 10 tools at first "
                           "appearance; ir_measures R@5, nDCG@5 (binary)",
-            "halves": f"A = tasks at even positions ({len(half_a)}; server_weight and prerequisite_tools calibrated "
-                      "there), "
+            "halves": f"A = tasks at even positions ({len(half_a)}; server_weight, prerequisite_tools and "
+                      "lexical_weight calibrated there), "
                       f"B = odd positions ({len(half_b)})",
             "chinese": f"{len(chinese)} tasks with a gold tool some server describes in Chinese "
                        f"({len(in_chinese)} such tool names in the catalog)",
             "server_weight": settings.server_weight,
             "prerequisite_tools": settings.prerequisite_tools,
+            "lexical_weight": settings.lexical_weight,
             "latency": "client-measured per request, after one warm-up call; MCP rows include the definitions",
             "peer": peer_note,
             "llm_rewrite": llm_note,

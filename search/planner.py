@@ -12,7 +12,8 @@ whole answer. Here, over an index that holds servers (agent documents) beside th
    documents ranked together on their overviews (BM25 over the flat document and k-NN over the
    overview vectors for ``hybrid``), every text's scores on [0, 1]; Algorithm 1 gives each text's
    servers. A ``hybrid`` search adds one more need, **the words of the whole request**
-   (:func:`lexical_need`): its BM25 ranking alone, at :data:`LEXICAL_WEIGHT`. The dense part weighs
+   (:func:`lexical_need`): its BM25 ranking alone, at λ (``lexical_weight``, by default
+   :data:`LEXICAL_WEIGHT`). The dense part weighs
    0.75 of a hybrid score and reads a sentence by what it is *about* ("search the web for recent news
    about electric cars" is, to MiniLM, about electric cars: the EV-charging finder first), while the
    request's words still name what it asks a tool to do (the web search is BM25's first); a tool the
@@ -30,8 +31,8 @@ The answer's ``steps`` show each text's servers; each tool's ``contributions`` i
 ``server`` parts and ``via_need`` the text that gave its need score (a prerequisite's: one
 ``prerequisite`` part, strictly below the tool that needs it, and whose it is in ``prerequisite_of``).
 
-Steps 3 and 4 (:func:`rank_planned`) read only the texts' rankings (the words' among them, weighted
-already) and the two parameters (:class:`PlannerParams`: β and M, the settings' or a pushed weights
+Steps 3 and 4 (:func:`rank_planned`) read only the texts' rankings (the words' among them, on [0, 1])
+and the three parameters (:class:`PlannerParams`: β, M and λ, the settings' or a pushed weights
 artifact's), so the workbench re-ranks a search's kept rankings with proposed parameters exactly as
 a search with them would rank.
 """
@@ -53,7 +54,7 @@ from toolsift.records import RankedAgent, RankedTool
 from toolsift.search.agents import StepRetriever
 from toolsift.search.records import StepRanking
 
-__all__ = ["LEXICAL_NEED", "LEXICAL_WEIGHT", "PlannedAnswer", "PlannerParams", "planning_texts", "lexical_need",
+__all__ = ["LEXICAL_NEED", "LEXICAL_WEIGHT", "PLANNER_PARAMETERS", "PlannedAnswer", "PlannerParams", "planning_texts", "lexical_need",
            "planned_rankings", "rank_planned", "plan_search"]
 
 #: How many merged servers the answer lists (and the server boost can reach).
@@ -68,6 +69,10 @@ LEXICAL_NEED = "words of the whole request (BM25)"
 
 #: The most β may be (the ``server_weight`` setting's bound).
 MAX_SERVER_WEIGHT = 10.0
+#: The most λ may be (the ``lexical_weight`` setting's bound).
+MAX_LEXICAL_WEIGHT = 2.0
+#: The multi-need ranking's parameters, as settings, weights artifacts and the workbench name them.
+PLANNER_PARAMETERS = ("server_weight", "prerequisite_tools", "lexical_weight")
 #: The most tools that may bring their prerequisites (the ``prerequisite_tools`` setting's bound).
 MAX_PREREQUISITE_TOOLS = 100
 
@@ -79,27 +84,33 @@ class PlannerParams:
     Args:
         server_weight: β, the share of a tool's server score in its score (need + β × server).
         prerequisite_tools: M, how many of the best tools bring their prerequisites (0: none).
+        lexical_weight: λ, the weight of the whole request's words as a need (a ``hybrid`` search's
+            :func:`lexical_need`; 0: none).
 
     Raises:
-        BadQueryError: a value outside [0, 10] (β) or [0, 100] (M), or M not a whole number.
+        BadQueryError: a value outside [0, 10] (β), [0, 100] (M) or [0, 2] (λ), or M not a whole number.
     """
 
     server_weight: float = 0.4
     prerequisite_tools: int = 1
+    lexical_weight: float = LEXICAL_WEIGHT
 
     def __post_init__(self) -> None:
-        beta, m = self.server_weight, self.prerequisite_tools
+        beta, m, lam = self.server_weight, self.prerequisite_tools, self.lexical_weight
         if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 <= beta <= MAX_SERVER_WEIGHT:
             raise BadQueryError(f"server_weight must be a number within [0, {MAX_SERVER_WEIGHT:g}], got {beta!r}")
+        if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not 0.0 <= lam <= MAX_LEXICAL_WEIGHT:
+            raise BadQueryError(f"lexical_weight must be a number within [0, {MAX_LEXICAL_WEIGHT:g}], got {lam!r}")
         if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= MAX_PREREQUISITE_TOOLS:
             raise BadQueryError(
                 f"prerequisite_tools must be a whole number within [0, {MAX_PREREQUISITE_TOOLS}], got {m!r}")
         object.__setattr__(self, "server_weight", float(beta))
+        object.__setattr__(self, "lexical_weight", float(lam))
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PlannerParams:
-        """The settings' ``server_weight`` and ``prerequisite_tools``."""
-        return cls(settings.server_weight, settings.prerequisite_tools)
+        """The settings' ``server_weight``, ``prerequisite_tools`` and ``lexical_weight``."""
+        return cls(settings.server_weight, settings.prerequisite_tools, settings.lexical_weight)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], like: PlannerParams | None = None) -> PlannerParams:
@@ -110,21 +121,24 @@ class PlannerParams:
             BadQueryError: an unknown key or a bad value, named.
         """
         base = like or cls()
-        unknown = sorted(set(data) - {"server_weight", "prerequisite_tools"})
+        unknown = sorted(set(data) - set(PLANNER_PARAMETERS))
         if unknown:
-            raise BadQueryError(f"planner: unknown parameter(s) {', '.join(unknown)}; use server_weight, "
-                                "prerequisite_tools")
+            raise BadQueryError(f"planner: unknown parameter(s) {', '.join(unknown)}; use "
+                                f"{', '.join(PLANNER_PARAMETERS)}")
         m = data.get("prerequisite_tools", base.prerequisite_tools)
         if isinstance(m, float) and m.is_integer():
             m = int(m)
-        return cls(data.get("server_weight", base.server_weight), m)
+        return cls(data.get("server_weight", base.server_weight), m,
+                   data.get("lexical_weight", base.lexical_weight))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"server_weight": self.server_weight, "prerequisite_tools": self.prerequisite_tools}
+        return {"server_weight": self.server_weight, "prerequisite_tools": self.prerequisite_tools,
+                "lexical_weight": self.lexical_weight}
 
     def describe(self) -> str:
         """How a tool's score is made, in words (a result's ``ranker``)."""
-        return f"need + {self.server_weight:g} x server, prerequisites of the best {self.prerequisite_tools}"
+        return (f"need + {self.server_weight:g} x server, the request's words x {self.lexical_weight:g}, "
+                f"prerequisites of the best {self.prerequisite_tools}")
 
 
 @dataclass(frozen=True)
@@ -175,11 +189,13 @@ def planned_rankings(
     scope: Scope = UNSCOPED,
     timings: dict[str, float] | None = None,
     batch: int = 64,
+    words: bool = True,
 ) -> list[tuple[StepRanking, ...]]:
     """Each request's rankings, as :func:`rank_planned` reads them: its texts' joint rankings
-    (:func:`planning_texts`), then, in a ``hybrid`` search, the need its words make
-    (:func:`lexical_need` of the whole request's BM25 ranking). A text several requests share is
-    ranked once; at most ``batch`` texts go in one round trip.
+    (:func:`planning_texts`), then, in a ``hybrid`` search and with ``words``, the need its words
+    make (:func:`lexical_need` of the whole request's BM25 ranking, on [0, 1]: :func:`rank_planned`
+    weighs it by λ). A text several requests share is ranked once; at most ``batch`` texts go in one
+    round trip.
 
     Raises:
         BadQueryError: a request without text, or ``batch`` < 1.
@@ -189,7 +205,7 @@ def planned_rankings(
     texts_of = [planning_texts(sq) for sq in requests]
     if not all(texts_of):
         raise BadQueryError("the query has no text to search with")
-    words = retriever == "hybrid" and LEXICAL_WEIGHT > 0
+    words = words and retriever == "hybrid"
 
     def ranked(texts: Sequence[str], how: Retriever) -> dict[str, StepRanking]:
         unique = list(dict.fromkeys(texts))
@@ -201,7 +217,7 @@ def planned_rankings(
 
     joint = ranked([t for texts in texts_of for t in texts], retriever)
     lexical = ranked([texts[0] for texts in texts_of], "bm25") if words else {}
-    return [(*(joint[t] for t in texts), *((lexical_need(lexical[texts[0]]),) if words else ()))
+    return [(*(joint[t] for t in texts), *((lexical_need(lexical[texts[0]], 1.0),) if words else ()))
             for texts in texts_of]
 
 
@@ -213,15 +229,17 @@ def rank_planned(
     identities: Callable[[Sequence[str]], Mapping[str, RankedTool]],
     timings: dict[str, float] | None = None,
 ) -> tuple[list[RankedTool], list[RankedAgent]]:
-    """Steps 3 and 4 over the texts' ``rankings``: the merged servers, the tools by need + β × server,
-    the prerequisites of the best M right after them. ``identities`` looks up prerequisites no
-    ranking holds (by id).
+    """Steps 3 and 4 over the texts' ``rankings``: the merged servers, the tools by need + β × server
+    (the words' need, :data:`LEXICAL_NEED`, weighed by λ first; left out at λ = 0), the prerequisites
+    of the best M right after them. ``identities`` looks up prerequisites no ranking holds (by id).
 
     Raises:
         BadQueryError: ``top_k`` < 1.
     """
     timings = timings if timings is not None else {}
     t0 = time.perf_counter()
+    rankings = [lexical_need(r, params.lexical_weight) if r.text == LEXICAL_NEED else r for r in rankings
+                if r.text != LEXICAL_NEED or params.lexical_weight > 0]
     agents = merge_steps([r.agents for r in rankings], top_k=PLANNED_AGENTS, rule="max")
     tools = rank_tools_by_server([r.entities for r in rankings], agents, server_weight=params.server_weight,
                                  top_k=top_k, texts=[r.text for r in rankings])
@@ -256,7 +274,8 @@ def plan_search(
     if top_k < 1:
         raise BadQueryError(f"top_k must be at least 1, got {top_k}")
     timings: dict[str, float] = {}
-    rankings = planned_rankings(steps, [sq], retriever, scope=scope, timings=timings)[0]
+    rankings = planned_rankings(steps, [sq], retriever, scope=scope, timings=timings,
+                                words=params.lexical_weight > 0)[0]
     tools, agents = rank_planned(rankings, top_k=top_k, params=params,
                                  identities=lambda ids: steps.identities(ids, scope), timings=timings)
     return PlannedAnswer(tuple(tools), tuple(agents), tuple(rankings), timings)

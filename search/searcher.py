@@ -372,7 +372,8 @@ class Searcher:
     def replan(self, steps: Sequence[StepRanking], *, top_k: int, params: PlannerParams,
                scope: Scope = UNSCOPED) -> list[RankedTool]:
         """A multi-need answer from a search's kept ``steps`` (its texts' rankings) with ``params``: what
-        a search with those parameters ranks (the workbench's proposals), prerequisites looked up in ``scope``."""
+        a search with those parameters ranks (the workbench's proposals), prerequisites looked up in ``scope``.
+        A search made at λ = 0 kept no ranking of the request's words: a proposed λ reweighs nothing there."""
         tools, _ = rank_planned(steps, top_k=top_k, params=params,
                                 identities=lambda ids: self.steps().identities(ids, scope))
         return tools

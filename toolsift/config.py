@@ -243,6 +243,13 @@ class Settings(BaseSettings):
         description="Multi-need search: a tool's score gains this times its server's score (β; calibrated on "
         "one half of LiveMCPBench's tasks, docs/evaluation.md).",
     )
+    lexical_weight: float = Field(
+        0.9, ge=0.0, le=2.0,
+        description="Multi-need hybrid search: the weight of the whole request's words as one more need (λ, "
+        "times its BM25 ranking's [0, 1] scores); 0: no such need and no BM25 query for it. Calibrated on one "
+        "half of LiveMCPBench's tasks; catalogs of requests that name no tool's words (Toolink's word "
+        "problems) rank better lower (docs/evaluation.md): tune it per index in the workbench.",
+    )
     prerequisite_tools: int = Field(
         1, ge=0, le=100,
         description="Multi-need search: the best this many tools bring their prerequisites (the tools of "

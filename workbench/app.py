@@ -75,7 +75,7 @@ class ProposalBody(BaseModel):
     model_config = _STRICT
     weights: dict[str, Any] = Field(default_factory=dict)
     rerank_weight: float | None = None
-    #: The multi-need ranking's proposed ``server_weight`` and ``prerequisite_tools`` (checked by the session).
+    #: The multi-need ranking's proposed ``server_weight``, ``prerequisite_tools`` and ``lexical_weight`` (checked by the session).
     planner: dict[str, Any] | None = None
 
 

@@ -2,7 +2,7 @@
 
 Each query's candidates are fetched once per query set and kept: on an index whose searches the
 multi-need ranking answers, its texts' joint rankings (re-ranked by
-:func:`~toolsift.search.planner.rank_planned` with the current and the proposed β and M, the
+:func:`~toolsift.search.planner.rank_planned` with the current and the proposed β, M and λ, the
 prerequisites' identities looked up once); otherwise the first stage + exact field signals (re-ranked
 by :func:`~toolsift.workbench.tuning.rank_with`). Either way each side is the ranking a search with
 those parameters returns, and moving a slider re-scores a whole set in milliseconds. Queries are structured without an LLM rewrite (the
@@ -33,7 +33,7 @@ from toolsift.workbench.tuning import Proposal, rank_with
 if TYPE_CHECKING:
     from toolsift.search import Searcher
 
-__all__ = ["SetCandidates", "Comparison", "gather_candidates", "compare"]
+__all__ = ["SetCandidates", "Comparison", "gather_candidates", "compare", "per_query"]
 
 MEASURES = ("ndcg@10", "recall@10")
 #: How many queries whose NDCG@10 moved most a comparison lists.
@@ -150,6 +150,13 @@ def _scored(candidates: SetCandidates, proposal: Proposal, reranking: RankingPip
             candidates.scored.pop(next(iter(candidates.scored)))
         candidates.scored[key] = evaluate_per_query(candidates.query_set.qrels(), run, MEASURES)
     return candidates.scored[key]
+
+
+def per_query(candidates: SetCandidates, proposal: Proposal, *, reranking: RankingPipeline | None = None,
+              depth: int = 10) -> dict[str, dict[str, float]]:
+    """NDCG@10 and Recall@10 of each query of the set ranked with ``proposal`` (by query id; kept, so a
+    proposal is scored once per set)."""
+    return _scored(candidates, proposal, reranking, depth)
 
 
 def compare(candidates: SetCandidates, current: Proposal, proposed: Proposal, *,

@@ -28,6 +28,7 @@ from opensearchpy.exceptions import NotFoundError
 from toolsift.access import ALL_TENANTS
 from toolsift.opensearch import ensure_index
 from toolsift.errors import BadQueryError, CatalogError
+from toolsift.ingest.benchmarks import Benchmark
 from toolsift.mappings.workbench import query_sets_index_body
 from toolsift.workbench.judgments import Judgment, tenant_scope
 
@@ -111,11 +112,11 @@ def from_judgments(name: str, index: str, judgments: Sequence[Judgment], *, tena
 
 
 def from_benchmark(path: Path, index: str, indexed_ids: set[str], *, name: str | None = None,
-                   split: str = "test", tenant: str = ALL_TENANTS) -> QuerySet:
+                   split: str = "test", tenant: str = ALL_TENANTS, loaded: Benchmark | None = None) -> QuerySet:
     """The queries and qrels of a benchmark folder, restricted to the tools ``index`` holds (those
     ``tenant`` may see: ``indexed_ids``), as a set of ``tenant``. A tool the benchmark names as its
     catalog does is the index's tool of that id, else the one tool ``tenant`` sees under that id scoped
-    to its tenants (:mod:`toolsift.mappings.scoped`).
+    to its tenants (:mod:`toolsift.mappings.scoped`). ``loaded``: the benchmark already read (``path`` names it).
 
     Raises:
         CatalogError: the folder is not a benchmark, or none of its relevant tools is in the index
@@ -125,7 +126,7 @@ def from_benchmark(path: Path, index: str, indexed_ids: set[str], *, name: str |
     from toolsift.ingest.loaders.mcp import tool_id_for
     from toolsift.mappings.scoped import plain_id
 
-    benchmark = load_benchmark(path, split=split, tool_id_for=tool_id_for)
+    benchmark = loaded or load_benchmark(path, split=split, tool_id_for=tool_id_for)
     scoped: dict[str, list[str]] = {}
     for doc_id in sorted(indexed_ids):
         if plain_id(doc_id) != doc_id:

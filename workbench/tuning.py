@@ -1,8 +1,8 @@
 """Proposed weights: what the sliders set, and the ranking they give the same candidates.
 
 The sliders tune the ranking the index's searches get. On an index of servers that is the
-multi-need ranking (:mod:`toolsift.search.planner`): its own parameters, β (``server_weight``) and M
-(``prerequisite_tools``), re-rank a search's kept per-text rankings with
+multi-need ranking (:mod:`toolsift.search.planner`): its own parameters, β (``server_weight``), M
+(``prerequisite_tools``) and λ (``lexical_weight``, the whole request's words as a need), re-rank a search's kept per-text rankings with
 :func:`~toolsift.search.planner.rank_planned` — what a search with them returns. Otherwise the
 sliders are an :class:`~toolsift.ranker.mftr.MFTRWeights`: field weights per score kind, τ and
 the missing-parameter penalty weights (required / optional) per kind, plus λ, the reranker's share,
@@ -33,7 +33,7 @@ from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest
 from toolsift.ranker.rerankers import Reranker
 from toolsift.records import RankedTool
-from toolsift.search.planner import PlannerParams
+from toolsift.search.planner import MAX_LEXICAL_WEIGHT, PlannerParams
 
 __all__ = ["Proposal", "current_weights", "parse_weights", "parse_planner", "slider_ranges", "planner_ranges",
            "rank_with", "CachedReranker"]
@@ -66,14 +66,16 @@ def parse_planner(data: Mapping[str, Any] | None, like: PlannerParams | None) ->
         return like
     if like is None:
         raise BadQueryError("planner: this index's searches are not ranked by the multi-need search "
-                            "(no servers, or learned weights): there are no server_weight or prerequisite_tools to tune")
+                            "(no servers, or learned weights): there are no server_weight, prerequisite_tools or "
+                            "lexical_weight to tune")
     return PlannerParams.from_dict(data, like)
 
 
 def planner_ranges(params: PlannerParams) -> dict[str, list[float]]:
     """The [min, max, step] of the multi-need sliders (wide enough to double a value)."""
     beta = max(2.0, 2.0 * params.server_weight)
-    return {"server_weight": [0.0, beta, beta / 200], "prerequisite_tools": [0, max(5, 2 * params.prerequisite_tools), 1]}
+    return {"server_weight": [0.0, beta, beta / 200], "prerequisite_tools": [0, max(5, 2 * params.prerequisite_tools), 1],
+            "lexical_weight": [0.0, MAX_LEXICAL_WEIGHT, MAX_LEXICAL_WEIGHT / 200]}
 
 
 def current_weights(artifact_weights: MFTRWeights | None, field_weights: Mapping[str, float],

@@ -3,6 +3,7 @@ weights saved and pushed, metrics — all over HTTP against ``toolsift serve ui`
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def test_the_config_describes_the_index_ranking_and_the_sliders(workbench_url: s
     assert config["weights_mode"] == "fixed" and config["weights_version"] is None
     # an index of servers: its searches are ranked by the multi-need search, whose β and M are sliders too
     assert config["ranking"] == "multi-need" and config["ranker"].startswith("multi-need")
-    assert config["weights"]["planner"] == {"server_weight": 0.4, "prerequisite_tools": 1}
+    assert config["weights"]["planner"] == {"server_weight": 0.4, "prerequisite_tools": 1, "lexical_weight": 0.9}
     for name, (low, high, _) in config["planner_ranges"].items():
         assert low <= config["weights"]["planner"][name] <= high
     weights = config["weights"]["weights"]
@@ -111,6 +112,53 @@ def test_moving_a_slider_reranks_the_same_candidates(workbench_url: str) -> None
     # field weights do not rank a multi-need search: moving them leaves it as it is
     fields = post(workbench_url, "/api/rerank", {"search_id": answer["search_id"], "proposal": dense_only(config)})
     assert [t["id"] for t in fields["proposed"]] == [t["id"] for t in answer["current"]]
+
+
+def test_a_proposed_lambda_ranks_as_a_search_with_that_lexical_weight(
+    workbench_url: str, client: Any, workbench_settings: Any, embedder: Any
+) -> None:
+    from toolsift.search import Searcher
+    from toolsift.search.planner import LEXICAL_NEED
+
+    request = "search the web for news about electric cars and save a summary to a file"
+    answer = post(workbench_url, "/api/search", {"query": request, "top_k": 10,
+                                                 "proposal": {"planner": {"lexical_weight": 0.0}}})
+    def by_words(tools: list[dict[str, Any]]) -> list[str]:
+        return [t["id"] for t in tools if (t["explanation"].get("need") or {}).get("text") == LEXICAL_NEED]
+
+    assert by_words(answer["current"])  # λ 0.9: the words rank a tool (DuckDuckGo's web search)
+    assert not by_words(answer["proposed"])
+    without_words = Searcher(client, workbench_settings.with_overrides(lexical_weight=0.0), embedder)
+    assert [t["id"] for t in answer["proposed"]] == [t.doc_id for t in without_words.search(request, top_k=10).tools]
+
+
+def test_train_planner_chooses_lambda_on_half_a_reports_half_b_and_pushes_what_searches_then_use(
+    workbench_url: str, client: Any, workbench_settings: Any, embedder: Any, datasets: Path, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from toolsift.cli.main import cli
+    from toolsift.ranker.artifact import load_artifact
+    from toolsift.search import Searcher
+
+    answer = CliRunner().invoke(cli, [
+        "--opensearch-url", workbench_settings.opensearch_url, "--index", workbench_settings.index, "train", "planner",
+        str(datasets / "livemcpbench"), "--lexical-weights", "0,0.9,2", "--out", str(tmp_path), "--push", "--json"])
+    assert answer.exit_code == 0, answer.output
+    found = json.loads(answer.stdout)
+    try:
+        points = {p["params"]["lexical_weight"]: p for p in found["points"]}
+        assert sorted(points) == [0.0, 0.9, 2.0] and found["queries"]["half_a"] >= found["queries"]["half_b"] > 0
+        assert found["current"] == points[0.9]  # the index plans at the default λ 0.9 until now
+        best = max(p["half_a"]["ndcg@10"] for p in points.values())
+        chosen = found["chosen"]["params"]["lexical_weight"]
+        assert points[chosen]["half_a"]["ndcg@10"] == best  # chosen on half A; half B only reported
+        assert load_artifact(Path(found["artifact"])).config["planner"]["lexical_weight"] == chosen
+        # pushed: a searcher that knows nothing of the calibration plans with the chosen λ
+        assert Searcher(client, workbench_settings, embedder).planner.lexical_weight == chosen
+        assert found["pushed"]["version"] == found["version"]
+    finally:
+        post(workbench_url, "/api/weights/clear", {})
 
 
 def test_the_precise_set_of_a_search_comes_from_its_index(workbench_url: str) -> None:
@@ -214,7 +262,7 @@ def test_saved_weights_are_versioned_and_pushing_them_makes_every_searcher_use_t
         assert pushed["version"] == "tuned/v002" and pushed["pipelines"]
         described = get(workbench_url, "/api/config")
         assert described["weights_mode"] == "tuned" and described["weights_version"] == "tuned/v002"
-        assert described["weights"]["planner"] == {"server_weight": 1.0, "prerequisite_tools": 1}
+        assert described["weights"]["planner"] == {"server_weight": 1.0, "prerequisite_tools": 1, "lexical_weight": 0.9}
         # a searcher that knows nothing of the workbench (the CLI's) ranks with the pushed weights
         searcher = Searcher(client, workbench_settings, embedder)
         assert searcher.weights_version == "tuned/v002"

@@ -24,7 +24,8 @@ const el = (tag, attrs = {}, ...children) => {
 const fmt = (v, digits = 3) => (v === null || v === undefined ? "–" : Number(v).toFixed(digits));
 const clone = (x) => JSON.parse(JSON.stringify(x));
 const FIELD_LABEL = { first_stage_rank: "first-stage rank", w_req: "missing req.", w_opt: "missing opt.", tau: "τ",
-                      server_weight: "β server", prerequisite_tools: "M prereq." };
+                      server_weight: "β server", prerequisite_tools: "M prereq.",
+                      lexical_weight: "λ words" };
 const planned = () => state.config && state.config.ranking === "multi-need";
 
 // --- API keys: when the workbench has keys configured, a call answering 401 asks for the key once;
@@ -102,8 +103,8 @@ async function loadConfig() {
                  learned: "Learned MFTR weights (raw field scores, bias and penalties)." }[config.weights_mode];
   $("#weights-hint").textContent = planned()
     ? "This index holds servers: its searches (CLI, API, MCP and here) are ranked by the multi-need search — each tool by its " +
-      "best need score plus β × its server's score, then the prerequisites of the best M tools right after them. " +
-      "β and M re-rank the current search's rankings exactly as a search with them would; pushing makes every searcher use them."
+      "best need score plus β × its server's score (the request's own words are one more need, at λ), then the " +
+      "prerequisites of the best M tools right after them. β, M and λ re-rank the current search's rankings exactly as a search with them would; pushing makes every searcher use them."
     : `${mode} Moving a slider re-ranks the current candidates; the first stage changes once the weights are pushed.`;
   renderSliders();
   fillSetSelect(config.query_sets);
@@ -118,7 +119,7 @@ function renderSliders() {
   if (planned()) {
     const p = state.proposal.planner, was = state.config.weights.planner, r = state.config.planner_ranges;
     box.append(el("div", { class: "kind", text: "multi-need search (ranks this index)" }));
-    for (const name of ["server_weight", "prerequisite_tools"]) box.append(slider(null, name, "planner", p[name], was[name], r[name]));
+    for (const name of ["server_weight", "prerequisite_tools", "lexical_weight"]) box.append(slider(null, name, "planner", p[name], was[name], r[name]));
     // the field weights rank only what the multi-need search does not take: they stay tunable, apart
     fields = el("details", { class: "fields-off" },
       el("summary", { text: "field weights (only for requests with agent or tag filters, or multi_need off)" }));

@@ -133,7 +133,7 @@ def test_the_requests_words_are_one_more_need_so_its_topic_cannot_bury_the_tool_
     def plan(*rankings: StepRanking) -> tuple[list[RankedTool], list[RankedAgent]]:
         return rank_planned(rankings, top_k=3, params=params, identities=lambda ids: {})
 
-    words = lexical_need(bm25)
+    words = lexical_need(bm25, 1.0)  # as planned_rankings keeps it: on [0, 1], weighed by λ when ranked
     tools, agents = plan(hybrid, words)
 
     assert "ddg/web_search" not in [t.doc_id for t in plan(hybrid)[0]]  # by meaning alone: buried
@@ -144,6 +144,45 @@ def test_the_requests_words_are_one_more_need_so_its_topic_cannot_bury_the_tool_
     assert web.contributions == {"need": pytest.approx(LEXICAL_WEIGHT), "server": pytest.approx(0.4 * 0.25)}
     assert web.via_need == LEXICAL_NEED  # what ranked it is said
     assert tools[0].via_need == request
+
+
+def test_lambda_weighs_the_requests_words_and_zero_leaves_them_out() -> None:
+    from toolsift.search.planner import LEXICAL_NEED, PlannerParams, lexical_need, rank_planned
+    from toolsift.search.records import StepRanking
+
+    meaning = StepRanking("add two numbers", (_tool("calc/add", "agent:calc", 0.8, 1),), ())
+    words = lexical_need(StepRanking("add two numbers", (_tool("plus/squared_plus", "agent:plus", 1.0, 1),
+                                                         _tool("calc/add", "agent:calc", 0.3, 2)), ()), 1.0)
+
+    def ranked(lexical_weight: float) -> list[tuple[str, float]]:
+        tools, _ = rank_planned((meaning, words), top_k=5, params=PlannerParams(0.0, 0, lexical_weight),
+                                identities=lambda ids: {})
+        return [(t.doc_id, round(t.score, 3)) for t in tools]
+
+    assert ranked(0.9) == [("plus/squared_plus", 0.9), ("calc/add", 0.8)]  # the words' coincidence wins
+    assert ranked(0.5) == [("calc/add", 0.8), ("plus/squared_plus", 0.5)]
+    assert ranked(0.0) == [("calc/add", 0.8)]  # no words' need at all
+    assert words.text == LEXICAL_NEED
+
+
+@pytest.mark.parametrize("bad", [-0.1, 2.5, True, "0.5"])
+def test_a_lexical_weight_outside_zero_to_two_is_refused_by_name(bad: object) -> None:
+    from toolsift.search.planner import PlannerParams
+
+    with pytest.raises(BadQueryError, match="lexical_weight"):
+        PlannerParams(0.4, 1, bad)  # type: ignore[arg-type]
+
+
+def test_lambda_comes_from_the_settings_and_a_weights_artifact_and_round_trips() -> None:
+    from toolsift.config import Settings
+    from toolsift.search.planner import PlannerParams
+
+    params = PlannerParams.from_settings(Settings(lexical_weight=0.3))
+    assert params.lexical_weight == 0.3
+    assert PlannerParams.from_dict({"lexical_weight": 0}, params) == PlannerParams(params.server_weight,
+                                                                                  params.prerequisite_tools, 0.0)
+    assert PlannerParams.from_dict(params.to_dict()) == params
+    assert "words x 0.3" in params.describe()
 
 
 # --- prerequisites -----------------------------------------------------------------------------------------
