@@ -28,18 +28,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from opensearchpy import helpers
-
 from toolsift.errors import BadQueryError
-from toolsift.mappings import F
 from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.ranker.artifact import WeightsArtifact
-from toolsift.ranker.mftr import MFTRWeights
 from toolsift.search.planner import PlannerParams
-from toolsift.search.searcher import PLANNER_KEY
 from toolsift.workbench.comparison import MEASURES, gather_candidates, per_query
-from toolsift.workbench.querysets import QuerySet, from_benchmark
-from toolsift.workbench.tuning import Proposal, current_weights
+from toolsift.workbench.querysets import QuerySet, from_benchmark, indexed_tool_ids
+from toolsift.workbench.tuning import Proposal, current_weights, tuned_artifact
 
 if TYPE_CHECKING:
     from toolsift.search import Searcher
@@ -126,7 +121,7 @@ def calibrate_planner(searcher: Searcher, query_set: QuerySet, *, lexical_weight
     judged_set = replace(query_set, queries=tuple(judged))
     half_a = {case.query_id for case in judged[0::2]}
     candidates = gather_candidates(searcher, judged_set, searcher.settings.retriever, scope=scope)
-    weights = _current_weights(searcher)
+    weights = current_weights(searcher)
     base = searcher.planner
 
     def point(params: PlannerParams) -> GridPoint:
@@ -144,12 +139,6 @@ def calibrate_planner(searcher: Searcher, query_set: QuerySet, *, lexical_weight
                               measure, point(base), choose(points, measure), points, time.perf_counter() - started)
 
 
-def _current_weights(searcher: Searcher) -> MFTRWeights:
-    settings = searcher.settings
-    return current_weights(searcher.artifact.weights if searcher.artifact else None, settings.field_weights,
-                           settings.retriever, settings.derived_weight)
-
-
 def benchmark_query_set(searcher: Searcher, folder: Path, *, split: str = "test") -> QuerySet:
     """A benchmark folder's judged queries (ToolRet, BEIR, LiveMCPBench, a `bench catalog` folder's
     needles) as a query set of ``searcher``'s index: the relevant tools the index holds (as the
@@ -161,8 +150,7 @@ def benchmark_query_set(searcher: Searcher, folder: Path, *, split: str = "test"
     from toolsift.evaluation.scale_catalog import CATALOG_FILE, MANIFEST_FILE, load_scale_catalog
 
     index = searcher.settings.index
-    query = {"_source": False, "query": {"bool": {"filter": [{"term": {F.entity: "tool"}}]}}}
-    ids = {hit["_id"] for hit in helpers.scan(searcher.client, index=index, query=query, size=1000)}
+    ids = indexed_tool_ids(searcher.client, index)
     needles = (folder / MANIFEST_FILE).is_file() and (folder / CATALOG_FILE).is_file()
     return from_benchmark(folder, index, ids, split=split,
                           loaded=load_scale_catalog(folder).benchmark() if needles else None)
@@ -172,14 +160,6 @@ def save_calibration(calibration: PlannerCalibration, searcher: Searcher, root: 
     """The chosen parameters as a new version of the weights artifact ``name`` under ``root``: the
     index's current field weights with ``planner`` in its config (what the workbench saves), the
     calibration in its metrics."""
-    settings = searcher.settings
-    weights = _current_weights(searcher)
-    return WeightsArtifact(
-        weights=weights,
-        config={"tuned_in": "train planner", "tuned_from": searcher.weights_version or "fixed field weights",
-                "index": settings.index, "retriever": settings.retriever,
-                "embedding_model": searcher.index.embedding_model,
-                "ranker": "field-weights-tuned" if weights.normalise else "mftr",
-                "rerank_weight": None, PLANNER_KEY: calibration.chosen.params.to_dict()},
-        metrics={"train_planner": calibration.to_dict()},
-    ).save(root, name)
+    proposal = Proposal(current_weights(searcher), None, calibration.chosen.params)
+    return tuned_artifact(searcher, proposal, tuned_in="train planner",
+                          metrics={"train_planner": calibration.to_dict()}).save(root, name)

@@ -22,17 +22,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from opensearchpy import OpenSearch
+from opensearchpy import OpenSearch, helpers
 from opensearchpy.exceptions import NotFoundError
 
 from toolsift.access import ALL_TENANTS
 from toolsift.opensearch import ensure_index
 from toolsift.errors import BadQueryError, CatalogError
 from toolsift.ingest.benchmarks import Benchmark
+from toolsift.mappings import F
 from toolsift.mappings.workbench import query_sets_index_body
+from toolsift.query.scope import tenant_clause
 from toolsift.workbench.judgments import Judgment, tenant_scope
 
-__all__ = ["QueryCase", "QuerySet", "QuerySetStore", "from_benchmark", "from_judgments"]
+__all__ = ["QueryCase", "QuerySet", "QuerySetStore", "from_benchmark", "from_judgments", "indexed_tool_ids"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,99}$")
 
@@ -109,6 +111,14 @@ def from_judgments(name: str, index: str, judgments: Sequence[Judgment], *, tena
     return QuerySet(check_name(name), index, "judgments", cases,
                     notes={"judged_queries": len(cases), "without_relevant": sum(1 for c in cases if not c.relevant)},
                     tenant=tenant)
+
+
+def indexed_tool_ids(client: OpenSearch, index: str, tenant: str | None = None) -> set[str]:
+    """The ids of ``index``'s tools ``tenant`` may see (None: all), what a set imported from a
+    benchmark may keep."""
+    scope = [tenant_clause(tenant)] if tenant is not None else []
+    query = {"_source": False, "query": {"bool": {"filter": [{"term": {F.entity: "tool"}}, *scope]}}}
+    return {hit["_id"] for hit in helpers.scan(client, index=index, query=query, size=1000)}
 
 
 def from_benchmark(path: Path, index: str, indexed_ids: set[str], *, name: str | None = None,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from opensearchpy import OpenSearch, helpers
+from opensearchpy import OpenSearch
 
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
@@ -37,17 +37,23 @@ from toolsift.mappings import F
 from toolsift.records import FieldSignals
 from toolsift.query.scope import Scope, tenant_clause
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.artifact import WeightsArtifact, load_artifact, name_problem, resolve_versioned
+from toolsift.ranker.artifact import load_artifact, name_problem, resolve_versioned
 from toolsift.ranker.deploy import PushReport, clear_weights, push_weights
 from toolsift.ranker.mftr import MFTRWeights
 from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.records import RankedTool
 from toolsift.search import SearchBackend, SearchRequest, SearchResult, StepRanking, tool_to_dict
-from toolsift.search.searcher import PLANNER_KEY
 from toolsift.workbench.comparison import Comparison, SetCandidates, compare, gather_candidates
 from toolsift.workbench.judgments import Judgment, JudgmentStore, UnknownToolError, tenant_label
 from toolsift.workbench.metrics import eval_run_series, latency_series
-from toolsift.workbench.querysets import QuerySet, QuerySetStore, check_name, from_benchmark, from_judgments
+from toolsift.workbench.querysets import (
+    QuerySet,
+    QuerySetStore,
+    check_name,
+    from_benchmark,
+    from_judgments,
+    indexed_tool_ids,
+)
 from toolsift.workbench.tuning import (
     CachedReranker,
     Proposal,
@@ -58,6 +64,7 @@ from toolsift.workbench.tuning import (
     rank_with,
     shown_fields,
     slider_ranges,
+    tuned_artifact,
 )
 
 __all__ = ["Workbench", "KEEP_SEARCHES", "OutsideRootsError", "confine"]
@@ -149,10 +156,8 @@ class Workbench:
         if isinstance(ranking, RankingPipeline) and ranking.reranker is not None:
             ranking.reranker = CachedReranker(ranking.reranker)
             self.reranking = ranking
-        artifact = self.searcher.artifact
         self.current = Proposal(
-            current_weights(artifact.weights if artifact else None, self.settings.field_weights,
-                            self.settings.retriever, self.settings.derived_weight),
+            current_weights(self.searcher),
             self.reranking.fusion_weight if self.reranking else None,
             self.searcher.planner if self.searcher.plans(None) else None,
         )
@@ -342,7 +347,7 @@ class Workbench:
         """Import a benchmark folder's queries (those whose relevant tools this index holds and
         ``tenant`` may see) as a set of ``tenant``; the folder must lie inside :attr:`roots`."""
         folder = self.confine(path)
-        query_set = from_benchmark(folder, self.alias, self._indexed_ids(tenant), name=check_name(name) if name else None,
+        query_set = from_benchmark(folder, self.alias, indexed_tool_ids(self.client, self.alias, tenant), name=check_name(name) if name else None,
                                    tenant=tenant_label(tenant))
         self.query_sets.save(query_set)
         self._forget_candidates(query_set.name)
@@ -361,12 +366,6 @@ class Workbench:
         with self._lock:
             for key in [k for k in self._set_candidates if k[0] == query_set]:
                 del self._set_candidates[key]
-
-    def _indexed_ids(self, tenant: str | None) -> set[str]:
-        """The ids of the index's tools ``tenant`` may see (None: all)."""
-        scope = [tenant_clause(tenant)] if tenant is not None else []
-        query = {"_source": False, "query": {"bool": {"filter": [{"term": {F.entity: "tool"}}, *scope]}}}
-        return {hit["_id"] for hit in helpers.scan(self.client, index=self.alias, query=query, size=1000)}
 
     def compare(self, query_set: str, proposal: dict[str, Any] | None, tenant: str | None = None) -> dict[str, Any]:
         """NDCG@10 / Recall@10 of the current and the proposed weights on ``query_set``, the candidates
@@ -391,19 +390,8 @@ class Workbench:
         metrics: dict[str, Any] = {}
         if query_set:
             metrics = {"workbench": self.compare(query_set, proposal, tenant)}
-        artifact = WeightsArtifact(
-            weights=chosen.weights,
-            config={
-                "tuned_in": "workbench", "tuned_from": self.searcher.weights_version or "fixed field weights",
-                "index": self.alias, "retriever": self.settings.retriever,
-                "embedding_model": self.searcher.index.embedding_model,
-                "ranker": "field-weights-tuned" if chosen.weights.normalise else "mftr",
-                "rerank_weight": chosen.rerank_weight,
-                # tuned for the multi-need ranking: every searcher of the index plans with these
-                **({PLANNER_KEY: chosen.planner.to_dict()} if chosen.planner is not None else {}),
-            },
-            metrics=metrics,
-        ).save(self.settings.data_dir / "weights", name)
+        artifact = tuned_artifact(self.searcher, chosen, tuned_in="workbench", metrics=metrics).save(
+            self.settings.data_dir / "weights", name)
         return {"version": artifact.version, "path": str(artifact.path), "digest": artifact.digest,
                 "created": artifact.created}
 

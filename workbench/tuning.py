@@ -20,11 +20,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-from toolsift.config import FIELDS, Retriever
+from toolsift.config import FIELDS
 from toolsift.errors import BadQueryError
 from toolsift.records import FieldSignals, kinds_for
 from toolsift.query.structured import StructuredQuery
@@ -33,10 +33,15 @@ from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest
 from toolsift.ranker.rerankers import Reranker
 from toolsift.records import RankedTool
+from toolsift.ranker.artifact import WeightsArtifact
 from toolsift.search.planner import MAX_LEXICAL_WEIGHT, PlannerParams
+from toolsift.search.searcher import PLANNER_KEY
+
+if TYPE_CHECKING:
+    from toolsift.search import Searcher
 
 __all__ = ["Proposal", "current_weights", "parse_weights", "parse_planner", "slider_ranges", "planner_ranges",
-           "rank_with", "CachedReranker"]
+           "rank_with", "tuned_artifact", "CachedReranker"]
 
 #: Most distinct (query, document) reranker scores a workbench remembers.
 RERANK_CACHE_SIZE = 20_000
@@ -78,12 +83,33 @@ def planner_ranges(params: PlannerParams) -> dict[str, list[float]]:
             "lexical_weight": [0.0, MAX_LEXICAL_WEIGHT, MAX_LEXICAL_WEIGHT / 200]}
 
 
-def current_weights(artifact_weights: MFTRWeights | None, field_weights: Mapping[str, float],
-                    retriever: Retriever, derived_weight: float = 1.0) -> MFTRWeights:
-    """The weights the searcher ranks with, as sliders: the learned ones, else the fixed ones."""
-    if artifact_weights is not None:
-        return artifact_weights
-    return MFTRWeights.from_field_weights(field_weights, kinds_for(retriever), derived_weight)
+def current_weights(searcher: Searcher) -> MFTRWeights:
+    """The weights ``searcher`` ranks with, as sliders: the learned or pushed ones, else its settings'
+    fixed ones."""
+    settings = searcher.settings
+    if searcher.artifact is not None:
+        return searcher.artifact.weights
+    return MFTRWeights.from_field_weights(settings.field_weights, kinds_for(settings.retriever), settings.derived_weight)
+
+
+def tuned_artifact(searcher: Searcher, proposal: Proposal, *, tuned_in: str,
+                   metrics: Mapping[str, Any]) -> WeightsArtifact:
+    """``proposal`` as a weights artifact (not yet saved) for ``searcher``'s index: what it was tuned in
+    and from, the index, retriever and model, and the multi-need parameters when it carries them."""
+    settings = searcher.settings
+    return WeightsArtifact(
+        weights=proposal.weights,
+        config={
+            "tuned_in": tuned_in, "tuned_from": searcher.weights_version or "fixed field weights",
+            "index": settings.index, "retriever": settings.retriever,
+            "embedding_model": searcher.index.embedding_model,
+            "ranker": "field-weights-tuned" if proposal.weights.normalise else "mftr",
+            "rerank_weight": proposal.rerank_weight,
+            # tuned for the multi-need ranking: every searcher of the index plans with these
+            **({PLANNER_KEY: proposal.planner.to_dict()} if proposal.planner is not None else {}),
+        },
+        metrics=dict(metrics),
+    )
 
 
 def parse_weights(data: Mapping[str, Any], like: MFTRWeights) -> MFTRWeights:
