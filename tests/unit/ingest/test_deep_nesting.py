@@ -34,7 +34,8 @@ LIMIT = Settings().max_nesting_depth
 
 
 def nested(shape: str, depth: int) -> str:
-    """``depth`` levels of one shape of nesting around a leaf, as JSON text."""
+    """``depth`` steps of one shape of nesting around a leaf, as JSON text (a step is one JSON level, two
+    for the shapes in :data:`LEVELS_PER_STEP`)."""
     if shape == "list":
         return "[" * depth + '"x"' + "]" * depth
     if shape == "dict":
