@@ -107,6 +107,10 @@ class SearchBody(_Answering):
     risky: Literal["flag", "exclude"] | None = Field(
         None, description="Tools the ingest screen flagged as hostile text: returned with their `risk` reasons and a "
                           "flagged description (flag), or left out (exclude); default: the server's setting.")
+    copies: Literal["once", "all"] | None = Field(
+        None, description="A tool found on several servers (forks, copies, renamed variants): answered once, the "
+                          "best-ranked copy naming the others in `also_on` (`[{id, server}]`) (once), or every copy "
+                          "ranked on its own (all); default: the server's setting.")
     brief: bool = Field(
         False, description="Each tool only as `{id, name, description}`: the name the `format`'s client calls it by "
                            "and a one-line description (its first sentence, at most 160 characters, invisible "
@@ -250,7 +254,7 @@ def create_app(
                          filters=Filters(servers=servers, tags=tuple(body.filters.tags)), explain=body.explain,
                          format=body.format, max_results=body.max_results, token_budget=body.token_budget,
                          retriever=body.retriever, instruction=body.instruction, multi_need=body.multi_need,
-                         risky=body.risky, brief=body.brief, pinned=tuple(body.pinned))
+                         risky=body.risky, copies=body.copies, brief=body.brief, pinned=tuple(body.pinned))
         return svc.search(who, call)
 
     @app.post("/v1/toolset", summary="A precise tool set for a request (PTR)")

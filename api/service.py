@@ -40,10 +40,11 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from toolsift.access import Principal
-from toolsift.config import McpSource, MultiNeed, Retriever, RiskyTools, Settings
+from toolsift.config import Copies, McpSource, MultiNeed, Retriever, RiskyTools, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError, ForbiddenError, NotFoundError
 from toolsift.mappings import F
+from toolsift.records import RankedTool
 from toolsift.search.backend import SearchBackend
 from toolsift.search.definitions import TOKENIZER, Fitted, Format, ToolDefinition
 from toolsift.search.feedback import FeedbackStore, ToolOutcome
@@ -96,6 +97,7 @@ class ToolQuery:
     instruction: str | None = None
     multi_need: MultiNeed | None = None
     risky: RiskyTools | None = None
+    copies: Copies | None = None
     brief: bool = False
     pinned: tuple[str, ...] = ()
 
@@ -137,6 +139,7 @@ class ToolSearchService:
             query=call.query, steps=call.steps, level=call.level, top_k=call.top_k, retriever=call.retriever,
             agents=call.filters.agent_ids, tags=call.filters.tags, tenant=who.tenant, explain=call.explain,
             instruction=call.instruction, multi_need=call.multi_need, risky=call.risky,
+            copies=call.copies,
         )
         request_id = _request_id()
         with issuing(request_id, tenant=who.tenant, key=who.name) as issue:
@@ -302,14 +305,15 @@ class ToolSearchService:
         tools = []
         for rank, tool in enumerate(fitted.tools, start=1):
             hit = ranked.get(tool.tool_id)
+            also_on = _also_on(hit)
             if call.brief:
-                tools.append({**tool.definition, **_risk(tool)})
+                tools.append({**tool.definition, **_risk(tool), **also_on})
                 continue
             entry: dict[str, Any] = {
                 "rank": rank, "id": tool.tool_id, "name": tool.name, "original_name": tool.original_name,
                 "server": tool.server, "score": None if hit is None else round(hit.score, 6),
                 "missing_required_parameters": [] if hit is None else list(hit.missing_required),
-                "tokens": tool.tokens, "definition": tool.definition, **_risk(tool),
+                "tokens": tool.tokens, "definition": tool.definition, **_risk(tool), **also_on,
             }
             if tool.tool_id in pinned:
                 entry["pinned"] = True
@@ -351,6 +355,14 @@ class ToolSearchService:
 def _risk(tool: ToolDefinition) -> dict[str, Any]:
     """``{"risk": [reasons]}`` for a tool the ingest screen flagged (its definition carries the flag too)."""
     return {"risk": list(tool.risk)} if tool.risk else {}
+
+
+def _also_on(hit: RankedTool | None) -> dict[str, Any]:
+    """``{"also_on": [{id, server}]}`` for a tool that stands for its copies on other servers (one
+    capability once): each copy's id and server, best-ranked first."""
+    if hit is None or not hit.also_on:
+        return {}
+    return {"also_on": [{"id": c.doc_id, "server": c.agent_id} for c in hit.also_on]}
 
 
 def _request_id() -> str:

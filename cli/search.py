@@ -51,6 +51,9 @@ from toolsift.cli.options import index_option, json_flag, retriever_option, top_
 @click.option("--agent", "agents", multiple=True, metavar="AGENT_ID",
               help="Only tools of this agent (its id, e.g. agent:pdf-reader-mcp-server); repeat it for several. "
               "Tool and auto level.")
+@click.option("--copies", type=click.Choice(["once", "all"]), default=None,
+              help="A tool found on several servers (forks, copies): answered once, naming the servers of the "
+              "others (once), or every copy ranked (all). Default: the `copies` setting (once).")
 @json_flag("Print JSON with per-field scores and timings.")
 @pass_app
 def search(
@@ -72,6 +75,7 @@ def search(
     reranker: str | None,
     set_mode: bool,
     agents: tuple[str, ...],
+    copies: str | None,
     as_json: bool,
 ) -> None:
     """Search the tool index for QUERY and show why each tool ranked where it did."""
@@ -96,7 +100,7 @@ def search(
         query=query or "", structured=structured, steps=steps, decompose=decompose, instruction=instruction,
         rewrite=rewrite, level="set" if set_mode else level, top_k=top_k, method=method,  # type: ignore[arg-type]
         retriever=retriever, merge=merge, index=index_alias, weights=weights_path,  # type: ignore[arg-type]
-        reranker=reranker, ranker_url=ranker_url, agents=agents,
+        reranker=reranker, ranker_url=ranker_url, agents=agents, copies=copies,  # type: ignore[arg-type]
     )
     client = app.client()  # an unreachable node is reported before the model loads
     response = SearchBackend(client, app.settings(), source="cli").search(request)
@@ -216,4 +220,8 @@ def render_result(result: object, *, rewrite_source: str | None = None) -> str:
     if result.reranker:
         headers.insert(4, "reranker")
     lines.append(table(headers, rows))
+    for i, t in enumerate(result.tools, start=1):
+        if t.also_on:
+            servers = ", ".join((c.agent_id or c.doc_id).removeprefix("agent:") for c in t.also_on)
+            lines.append(f"#{i} {t.name} is also on: {servers}")
     return "\n".join(lines)

@@ -162,7 +162,7 @@ def _held_out_dcg(searcher: Searcher, requests: dict[str, list[FeedbackPair]], r
     for group in requests.values():
         shown = group[0].shown
         ranked = [t.doc_id for t in searcher.search(group[0].query, top_k=max(len(shown), searcher.settings.candidates),
-                                                    method="multi-field", retriever=retriever).tools]
+                                                    method="multi-field", retriever=retriever, copies="all").tools]
         order = [t for t in ranked if t in set(shown)]
         ranked_again = set(order)
         order += [t for t in shown if t not in ranked_again]
@@ -213,7 +213,8 @@ def plausibility(current: Searcher, candidate: Searcher, requests: Sequence[tupl
     for text, tenant in requests:
         scope = Scope(tenant=tenant)
         before, after = (
-            {t.doc_id for t in s.search(text, top_k=depth, method="multi-field", retriever=retriever, scope=scope).tools}
+            {t.doc_id for t in s.search(text, top_k=depth, method="multi-field", retriever=retriever, scope=scope,
+                                        copies="all").tools}
             for s in (current, candidate))
         changed += len(before - after) >= min(REPLACED, len(before)) and before != after
         kept += len(before & after)

@@ -76,7 +76,7 @@ import numpy as np
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import NotFoundError
 
-from toolsift.config import Settings
+from toolsift.config import Copies, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogError, ClusterError, ConfigError, IndexingError, ToolsiftError
 from toolsift.evaluation.load import SERVICE_PATHS, NoRequestCompletedError, free_port, load_environment, locust_step, serving, service_command
@@ -149,7 +149,7 @@ _CACHE_MB = 65536
 _DEEP = 50
 #: Settings recorded with the results that must match for a run to resume them.
 _RESUME_KEYS = ("needles", "seed", "queries", "cluster", "nodes", "heap", "shards", "replicas", "clients", "seconds",
-                "retriever", "embedding_model", "embedding_backend")
+                "retriever", "embedding_model", "embedding_backend", "copies")
 #: Index files by kind (Lucene file extensions).
 _FILE_KINDS: dict[str, tuple[str, ...]] = {
     "stored_fields": ("fdt", "fdx", "fdm"),
@@ -260,6 +260,12 @@ FIGURES: tuple[Figure, ...] = (
            "R@5 with one tool per copy group (oracle)", 1.0, 3, bounded=True),
     Figure("capability_recall@5", ("quality", "capability_recall@5", "default"),
            "capability R@5 (the gold or a copy of it)", 1.0, 3, bounded=True),
+    Figure("capability_recall@5_all", ("quality", "capability_recall@5", "every_copy"),
+           "capability R@5, every copy ranked", 1.0, 3, bounded=True),
+    Figure("capability_recall@5_detected", ("quality", "capability_recall@5", "detected_once"),
+           "capability R@5, one capability once (detector)", 1.0, 3, bounded=True),
+    Figure("ndcg@10_all", ("quality", "copies", "all", "ndcg@10"), "NDCG@10, every copy ranked", 1.0, 3, bounded=True),
+    Figure("recall@5_all", ("quality", "copies", "all", "recall@5"), "R@5, every copy ranked", 1.0, 3, bounded=True),
     Figure("capability_recall@5_once", ("quality", "capability_recall@5", "one_capability_once"),
            "capability R@5 with one tool per copy group (oracle)", 1.0, 3, bounded=True),
     Figure("ndcg@10_without_copies", ("quality", "without_near_duplicates", "ndcg@10"),
@@ -399,7 +405,9 @@ _COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("R@50 toolsift", ("recall@50",)),
     ("NDCG@10 without gold variants", ("ndcg@10_without_copies",)),
     ("R@5 one capability once (oracle)", ("recall@5_one_capability_once",)),
-    ("capability R@5 default / once", ("capability_recall@5", "capability_recall@5_once")),
+    ("NDCG@10 / R@5 every copy ranked", ("ndcg@10_all", "recall@5_all")),
+    ("capability R@5 every copy / once (detector) / once (oracle)",
+     ("capability_recall@5_all", "capability_recall@5_detected", "capability_recall@5_once")),
     ("top-10 repeats", ("near_duplicate_share",)),
     ("wall s", ("wall_s",)),
 )
@@ -871,13 +879,15 @@ def first_copies(ranking: Sequence[str], groups: Mapping[str, int]) -> list[str]
     return kept
 
 
-def capability_recall(ranking: Sequence[str], gold: Iterable[str], groups: Mapping[str, int], k: int = 5) -> float:
+def capability_recall(ranking: Sequence[str], gold: Iterable[str], groups: Mapping[str, int], k: int = 5,
+                      also_on: Mapping[str, Sequence[str]] | None = None) -> float:
     """The share of ``gold`` whose capability is in the top ``k``: the gold tool itself or any tool of its
-    copy group (an answer that names where else a capability lives hands the agent every copy)."""
+    copy group (an answer that names where else a capability lives hands the agent every copy), the
+    copies a top-``k`` tool names in its ``also_on`` (tool id → ids) counted as in the answer."""
     wanted = list(gold)
     if not wanted:
         return 0.0
-    top = list(ranking)[:k]
+    top = [named for t in list(ranking)[:k] for named in (t, *(also_on or {}).get(t, ()))]
     found_groups = {groups[t] for t in top if t in groups}
     hits = sum(1 for g in wanted if g in top or (g in groups and groups[g] in found_groups))
     return hits / len(wanted)
@@ -913,42 +923,74 @@ def _ranking_figures(qrels: Mapping[str, Mapping[str, int]], rankings: Mapping[s
             "near_duplicate_share@10": round(sum(shares) / len(shares), 4) if shares else 0.0}
 
 
+def _rankings(backend: SearchBackend, queries: Mapping[str, str], copies: Copies,
+              ) -> tuple[dict[str, list[str]], dict[str, dict[str, list[str]]]]:
+    """Each query's top :data:`_DEEP` tool ids as the search API ranks them with ``copies``, and each
+    ranked tool's ``also_on`` (the copies it stands for), by query."""
+    ranked: dict[str, list[str]] = {}
+    also_on: dict[str, dict[str, list[str]]] = {}
+    for qid, text in queries.items():
+        # The ranking does not depend on top_k (the first stage is as deep either way): one request
+        # gives the top 10 and enough beyond it to rank without the gold tools' own variants.
+        response = backend.search(SearchRequest(query=text, top_k=_DEEP, explain=False, copies=copies))
+        tools = response.result.tools if response.result is not None else ()
+        ranked[qid] = [t.doc_id for t in tools]
+        also_on[qid] = {t.doc_id: [c.doc_id for c in t.also_on] for t in tools if t.also_on}
+    return ranked, also_on
+
+
 def _quality(client: OpenSearch, settings: Settings, embedder: Embedder, scale: ScaleCatalog) -> dict[str, Any]:
     benchmark = scale.benchmark()
     variants = scale.manifest().get("near_duplicates") or {}
     assert isinstance(variants, dict)
     groups = scale.copy_groups()
     backend = SearchBackend(client, settings, embedder=embedder, source="bench")
-    ranked: dict[str, list[str]] = {}
-    without_copies: dict[str, dict[str, float]] = {}
     qids = [q for q in benchmark.qrels if q in benchmark.queries]
+    queries = {q: benchmark.queries[q] for q in qids}
+    every, _ = _rankings(backend, queries, "all")
+    detected, also_on = _rankings(backend, queries, "once")
+    ranked, ranked_also = (detected, also_on) if settings.copies == "once" else (every, {})
+    without_copies: dict[str, dict[str, float]] = {}
     for qid in qids:
-        # The ranking does not depend on top_k (the first stage is as deep either way): one request
-        # gives the top 10 and enough beyond it to rank without the gold tools' own variants.
-        response = backend.search(SearchRequest(query=benchmark.queries[qid], top_k=_DEEP, explain=False))
-        ids = [t.doc_id for t in (response.result.tools if response.result is not None else ())]
-        ranked[qid] = ids
         copies = {v for gold in benchmark.qrels[qid] for v in variants.get(gold, ())}
-        without_copies[qid] = ranked_run((i for i in ids if i not in copies), 10)
+        without_copies[qid] = ranked_run((i for i in ranked[qid] if i not in copies), 10)
     qrels = {q: benchmark.qrels[q] for q in qids}
     blind = evaluate(qrels, without_copies, ["ndcg@10", "recall@5"])
     deep = evaluate(qrels, {q: ranked_run(ranked[q], _DEEP) for q in qids}, [f"recall@{_DEEP}"])
-    collapsed = {q: first_copies(ranked[q], groups) for q in qids}
+    collapsed = {q: first_copies(every[q], groups) for q in qids}
     once = evaluate(qrels, {q: ranked_run(collapsed[q], 10) for q in qids}, ["ndcg@10", "recall@5"])
     relevant = {q: [t for t, grade in qrels[q].items() if grade > 0] for q in qids}
 
-    def mean_capability_recall(rankings: Mapping[str, Sequence[str]]) -> float:
-        return sum(capability_recall(rankings[q], relevant[q], groups) for q in qids) / max(len(qids), 1)
+    def mean_capability_recall(rankings: Mapping[str, Sequence[str]],
+                               named: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> float:
+        return sum(capability_recall(rankings[q], relevant[q], groups, also_on=(named or {}).get(q))
+                   for q in qids) / max(len(qids), 1)
 
-    by_capability = {"default": mean_capability_recall(ranked), "one_capability_once": mean_capability_recall(collapsed)}
-    floors = _floor_rankings(client, settings, embedder, {q: benchmark.queries[q] for q in qids})
+    def mean_named_recall(rankings: Mapping[str, Sequence[str]],
+                          named: Mapping[str, Mapping[str, Sequence[str]]]) -> float:
+        """By tool id, the copies a top-5 tool names in ``also_on`` counted as in the answer."""
+        found = [len(set(relevant[q]) & {n for t in rankings[q][:5] for n in (t, *named[q].get(t, ()))})
+                 / len(relevant[q]) for q in qids if relevant[q]]
+        return sum(found) / max(len(found), 1)
+
+    by_capability = {"default": mean_capability_recall(ranked, ranked_also), "every_copy": mean_capability_recall(every),
+                     "detected_once": mean_capability_recall(detected, also_on),
+                     "one_capability_once": mean_capability_recall(collapsed)}
+    floors = _floor_rankings(client, settings, embedder, queries)
     return {"queries": len(qids), **_ranking_figures(qrels, ranked, groups),
             **{k: round(v, 4) for k, v in deep.items()},
+            "copies_setting": settings.copies,
+            "copies": {"all": _ranking_figures(qrels, every, groups),
+                       "once": {**_ranking_figures(qrels, detected, groups),
+                                "recall@5_named": round(mean_named_recall(detected, also_on), 4)}},
             "without_near_duplicates": {k: round(v, 4) for k, v in blind.items()},
             "one_capability_once": {k: round(v, 4) for k, v in once.items()},
             "capability_recall@5": {k: round(v, 4) for k, v in by_capability.items()},
             "floors": {name: _ranking_figures(qrels, floors[name], groups) for name in FLOORS},
-            "request": "each needle query as the search API sends {\"query\": ...}: the settings' defaults; "
+            "request": "each needle query as the search API sends {\"query\": ...}: the settings' defaults "
+                       "(copies_setting: the copies setting; copies.all / copies.once: the same queries with "
+                       "every copy ranked, and with each capability once by the product's detector, "
+                       "toolsift.ranker.copies); "
                        "without_near_duplicates: the same ranking with the query's gold tools' own variants "
                        "(manifest near_duplicates: renamed/reworded copies, never relevant) left out; "
                        f"recall@{_DEEP}: the gold tools in the default ranking's top {_DEEP} (what a second "
@@ -956,7 +998,11 @@ def _quality(client: OpenSearch, settings: Settings, embedder: Embedder, scale: 
                        "first tool only (copies.json: a perfect duplicate detector keeping the best-ranked copy, "
                        "scored by tool id); capability_recall@5: the share of gold tools whose capability (the "
                        "tool or any copy of it) is in the top 5, of the default ranking and of the one-per-group "
-                       "one; near_duplicate_share@10: the share of the top 10 that repeats a capability above it "
+                       "one, every_copy: of the ranking with every copy, detected_once: of the detector's ranking, "
+                       "the copies a top-5 tool names in also_on counted as in the answer; copies.once.recall@5_named: "
+                       "by tool id, the same copies counted (never below copies.all's R@5: a gold tool left out "
+                       "is named by the copy kept above it); "
+                       "near_duplicate_share@10: the share of the top 10 that repeats a capability above it "
                        "(copies.json: tools made from one source tool)",
             "floors_are": FLOORS}
 
@@ -1215,7 +1261,7 @@ def run_scale_bench(
               "nodes": None if existing else nodes, "heap": None if existing else settings.cluster_heap,
               "shards": shards, "replicas": replicas, "clients": clients, "seconds": seconds,
               "retriever": settings.retriever, "embedding_model": embedder.name,
-              "embedding_backend": str(getattr(embedder, "backend", "torch"))}
+              "embedding_backend": str(getattr(embedder, "backend", "torch")), "copies": settings.copies}
     previous = _previous(out_dir, config, redo)
     if redo:
         shutil.rmtree(cache_dir, ignore_errors=True)

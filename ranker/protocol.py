@@ -179,7 +179,8 @@ class RankedResult(BaseModel):
 
     @classmethod
     def from_tool(cls, t: RankedTool) -> RankedResult:
-        return cls.model_validate(asdict(t))  # the same field names, on purpose
+        # The same field names, on purpose; ``also_on`` is the search's (copies collapse after ranking).
+        return cls.model_validate({k: v for k, v in asdict(t).items() if k != "also_on"})
 
     def tool(self) -> RankedTool:
         return RankedTool(

@@ -214,9 +214,9 @@ class SearchBackend:
                 and not searcher.plans(settings.multi_need, scope)):
             result, candidates = searcher.search_with_candidates(query, top_k=request.top_k,
                                                                  retriever=retriever,
-                                                                 scope=scope)
+                                                                 scope=scope, copies=settings.copies)
             return SearchResponse(request, source, result=result, candidates=tuple(candidates))
         result = searcher.search(query, top_k=request.top_k, method=request.method,
                                  retriever=retriever, level=request.level, merge=request.merge,
-                                 scope=scope, multi_need=settings.multi_need)
+                                 scope=scope, multi_need=settings.multi_need, copies=settings.copies)
         return SearchResponse(request, source, result=result)

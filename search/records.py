@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from toolsift.config import MultiNeed, Retriever, RiskyTools
+from toolsift.config import Copies, MultiNeed, Retriever, RiskyTools
 from toolsift.errors import BadQueryError
 from toolsift.query.scope import Scope
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.agents import MergeRule
 from toolsift.ranker.ptr import PTRConfig, ToolSet
-from toolsift.records import FieldSignals, RankedAgent, RankedTool
+from toolsift.records import FieldSignals, RankedAgent, RankedTool, ToolCopy
 
 __all__ = [
     "Method",
@@ -35,6 +35,7 @@ __all__ = [
     "SearchResponse",
     "SetResult",
     "tool_to_dict",
+    "copy_to_dict",
     "explanation",
     "why",
 ]
@@ -127,7 +128,13 @@ def tool_to_dict(t: RankedTool, rank: int) -> dict[str, Any]:
         "explanation": explanation(t),
         **({"prerequisite_of": t.prerequisite_of} if t.prerequisite_of else {}),
         **({"risk": list(t.risk)} if t.risk else {}),
+        **({"also_on": [copy_to_dict(c) for c in t.also_on]} if t.also_on else {}),
     }
+
+
+def copy_to_dict(copy: ToolCopy) -> dict[str, Any]:
+    """A copy a ranked tool stands for (its ``also_on``) as JSON: its id, name and server."""
+    return {"id": copy.doc_id, "name": copy.name, "agent_id": copy.agent_id}
 
 
 #: Short labels of a field ranking's terms in one line of text.
@@ -251,6 +258,8 @@ class SearchRequest:
             ``off``; :mod:`toolsift.search.planner`); default: the ``multi_need`` setting.
         risky: ``flag`` (return flagged tools with their reasons) or ``exclude`` (leave them out);
             default: the ``risky_tools`` setting.
+        copies: a tool answer's copies of one tool on several servers: ``once`` (the best-ranked, the
+            others named in its ``also_on``) or ``all`` (every copy ranked); default: the ``copies`` setting.
         explain: the per-field evidence of every tool (field scores, contributions, raw scores) in
             the JSON answer; off, each tool keeps its identity, scores and missing parameters.
         candidates: also return every first-stage candidate's signals (tool level, multi-field), for
@@ -283,6 +292,7 @@ class SearchRequest:
     candidates: bool = False
     multi_need: MultiNeed | None = None
     risky: RiskyTools | None = None
+    copies: Copies | None = None
 
     def __post_init__(self) -> None:
         check_request_text(self.query, "query")
@@ -323,6 +333,8 @@ class SearchRequest:
             raise BadQueryError(f"unknown multi_need {self.multi_need!r}; use auto, on or off")
         if self.risky is not None and self.risky not in ("flag", "exclude"):
             raise BadQueryError(f"unknown risky {self.risky!r}; use flag or exclude")
+        if self.copies is not None and self.copies not in ("once", "all"):
+            raise BadQueryError(f"unknown copies {self.copies!r}; use once or all")
 
     @property
     def scope(self) -> Scope:
@@ -333,7 +345,7 @@ class SearchRequest:
         """The settings this request chooses for itself (None: the configured one)."""
         return {"index": self.index, "retriever": self.retriever, "weights": self.weights,
                 "ranker_url": self.ranker_url, "reranker": self.reranker, "multi_need": self.multi_need,
-                "risky_tools": self.risky}
+                "risky_tools": self.risky, "copies": self.copies}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from opensearchpy import OpenSearch
 
-from toolsift.config import MultiNeed, Retriever, Settings
+from toolsift.config import Copies, MultiNeed, Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError, ConfigError
 from toolsift.mappings import F
@@ -36,6 +36,7 @@ from toolsift.ranker.protocol import RankingService, RankRequest, RankResponse
 from toolsift.ranker.types import Ranker
 from toolsift.records import FieldSignals, Kind, RankedTool, kinds_for
 from toolsift.search.agents import StepRetriever, search_agents
+from toolsift.search.copies import answer_once, depth_for
 from toolsift.search.planner import PlannerParams, plan_search, rank_planned
 from toolsift.search.querylog import QueryLog
 from toolsift.search.records import Method, RequestedLevel, SearchResult, StepRanking
@@ -176,6 +177,7 @@ class Searcher:
         merge: MergeRule = "max",
         scope: Scope = UNSCOPED,
         multi_need: MultiNeed | None = None,
+        copies: Copies | None = None,
     ) -> SearchResult:
         """Rank tools (or agents) for ``query``.
 
@@ -196,25 +198,28 @@ class Searcher:
             multi_need: a multi-field tool search over the request's needs
                 (:mod:`toolsift.search.planner`): ``on``, ``off``, or ``auto`` (on for an index that
                 holds servers, without agent or tag filters or learned weights); default: the setting.
+            copies: a tool answer's copies of one tool on several servers: ``once`` (the best-ranked,
+                naming the others in ``also_on``: :mod:`toolsift.search.copies`) or ``all``; default:
+                the setting.
 
         Raises:
             BadQueryError: the request cannot be answered as asked (``multi_need="on"`` with filters).
         """
         result = self._search(query, top_k=top_k, method=method, retriever=retriever, level=level, merge=merge,
-                              scope=scope, multi_need=multi_need)
+                              scope=scope, multi_need=multi_need, copies=copies)
         if self.query_log is not None:
             self.query_log.record(result, weights_version=self.weights_version, tenant=scope.tenant)
         return result
 
     def search_with_candidates(
         self, query: str | StructuredQuery, *, top_k: int = 10, retriever: Retriever | None = None,
-        scope: Scope = UNSCOPED,
+        scope: Scope = UNSCOPED, copies: Copies | None = None,
     ) -> tuple[SearchResult, list[FieldSignals]]:
         """A multi-field tool search (logged like :meth:`search`) plus every first-stage candidate's
         signals, for re-ranking them with other weights (the workbench)."""
         candidates: list[FieldSignals] = []
         result = self._search(query, top_k=top_k, method="multi-field", retriever=retriever, level="tool",
-                              merge="max", candidates_out=candidates, scope=scope)
+                              merge="max", candidates_out=candidates, scope=scope, copies=copies)
         if self.query_log is not None:
             self.query_log.record(result, weights_version=self.weights_version, tenant=scope.tenant)
         return result, candidates
@@ -231,6 +236,7 @@ class Searcher:
         candidates_out: list[FieldSignals] | None = None,
         scope: Scope = UNSCOPED,
         multi_need: MultiNeed | None = None,
+        copies: Copies | None = None,
     ) -> SearchResult:
         if top_k < 1:
             raise BadQueryError(f"top_k must be at least 1, got {top_k}")
@@ -241,12 +247,13 @@ class Searcher:
                                        scope=scope)
         if level == "auto":
             return self._search_auto(query, top_k=top_k, method=method, retriever=retriever, scope=scope,
-                                     multi_need=multi_need)
+                                     multi_need=multi_need, copies=copies)
         if level != "tool":
             raise BadQueryError(f"unknown level {level!r}; use tool, agent or auto")
         retriever = retriever or self.settings.retriever
+        once = (copies or self.settings.copies) == "once"
         if method == "multi-field" and candidates_out is None and self.plans(multi_need, scope):
-            return self._search_planned(query, top_k=top_k, retriever=retriever, scope=scope)
+            return self._search_planned(query, top_k=top_k, retriever=retriever, scope=scope, once=once)
         if self.artifact is not None and method == "multi-field":
             self._check_kinds(retriever)
         sq = query if isinstance(query, StructuredQuery) else self.structure(query)
@@ -254,14 +261,18 @@ class Searcher:
         started = time.perf_counter()
         vectors = self._encode(sq, retriever, method, timings)
         ranker_name, reranker_name, degraded_reason = self.ranker.name, None, None
+        # Collapsing copies takes more of the ranking, never a deeper first stage: the ranking is the same.
+        keep = min(depth_for(top_k), max(top_k, self.settings.candidates)) if once else top_k
         if method == "full-doc":
-            tools = self._full_doc(sq, vectors, retriever, top_k, "tool", timings, scope=scope)
+            tools = self._full_doc(sq, vectors, retriever, top_k, "tool", timings, scope=scope, keep=keep)
         elif method == "multi-field":
             tools, answer = self._multi_field(sq, vectors, retriever, top_k, "tool", timings, candidates_out,
-                                              scope=scope)
+                                              scope=scope, keep=keep)
             ranker_name, reranker_name, degraded_reason = answer.ranker, answer.reranker, answer.degraded_reason
         else:
             raise BadQueryError(f"unknown method {method!r}; use multi-field or full-doc")
+        if once:
+            tools = self._once(tools, top_k, scope, timings)
         timings["total"] = (time.perf_counter() - started) * 1000
         return SearchResult(
             query=sq,
@@ -333,15 +344,26 @@ class Searcher:
             self._holds_servers = int(answer.get("count", 0)) > 0
         return self._holds_servers
 
+    def _once(self, tools: Sequence[RankedTool], top_k: int, scope: Scope,
+              timings: dict[str, float]) -> list[RankedTool]:
+        """The first ``top_k`` of ``tools`` with each capability once (:mod:`toolsift.search.copies`)."""
+        t0 = time.perf_counter()
+        kept = answer_once(self.client, self.settings.index, tools, top_k=top_k,
+                           threshold=self.settings.copy_overlap, scope=scope)
+        timings["copies"] = (time.perf_counter() - t0) * 1000
+        return kept
+
     def _search_planned(
         self, query: str | StructuredQuery, *, top_k: int, retriever: Retriever, scope: Scope = UNSCOPED,
+        once: bool = False,
     ) -> SearchResult:
         sq = query if isinstance(query, StructuredQuery) else StructuredQuery.from_text(query)
         started = time.perf_counter()
         # An in-process reranker (the reranker setting) rescores the planned answer's top M.
         pipeline = self.ranking if isinstance(self.ranking, RankingPipeline) and self.ranking.reranker else None
         reranker = pipeline.reranker if pipeline is not None else None
-        depth = max(top_k, pipeline.rerank_top) if pipeline is not None else top_k
+        wanted = depth_for(top_k) if once else top_k
+        depth = max(wanted, pipeline.rerank_top) if pipeline is not None else wanted
         answer = plan_search(self.steps(), sq, top_k=depth, retriever=retriever, params=self.planner, scope=scope)
         tools: Sequence[RankedTool] = answer.tools
         timings = dict(answer.timings)
@@ -354,6 +376,8 @@ class Searcher:
                                            for t in head])
             tools = fuse_reranked(tools, scores, pipeline.fusion_weight)
             timings["rerank"] = (time.perf_counter() - t0) * 1000
+        if once:
+            tools = self._once(tools, top_k, scope, timings)
         timings["total"] = (time.perf_counter() - started) * 1000
         return SearchResult(
             query=sq,
@@ -380,10 +404,10 @@ class Searcher:
 
     def _search_auto(
         self, query: str | StructuredQuery, *, top_k: int, method: Method, retriever: Retriever | None,
-        scope: Scope = UNSCOPED, multi_need: MultiNeed | None = None,
+        scope: Scope = UNSCOPED, multi_need: MultiNeed | None = None, copies: Copies | None = None,
     ) -> SearchResult:
         result = self._search(query, top_k=top_k, method=method, retriever=retriever, level="tool", merge="max",
-                              scope=scope, multi_need=multi_need)
+                              scope=scope, multi_need=multi_need, copies=copies)
         decision = decide_level(result.tools, min_tools=AUTO_MIN_TOOLS, names=self.agent_names(result.tools))
         return replace(result, level=decision.level, agents=decision.agents, requested_level="auto",
                        level_reason=decision.reason)
@@ -437,10 +461,12 @@ class Searcher:
         timings: dict[str, float],
         *,
         scope: Scope = UNSCOPED,
+        keep: int | None = None,
     ) -> list[RankedTool]:
+        """The Full-Doc baseline's ranking, ``depth`` deep (``keep``: that many of it, as deep a first stage)."""
         kind: Kind | Literal["hybrid"] = "hybrid" if retriever == "hybrid" else kinds_for(retriever)[0]
         text = sq.text or sq.tool_needs[0].user_intent
-        body = self._builder(depth, entity, scope).full_doc_body(text, vectors.get(text), kind, depth)
+        body = self._builder(depth, entity, scope).full_doc_body(text, vectors.get(text), kind, keep or depth)
         params = {"preference": copies_for(sq),
                   **({"search_pipeline": self._pipelines["fulldoc-hybrid"]} if kind == "hybrid" else {})}
         t0 = time.perf_counter()
@@ -475,13 +501,15 @@ class Searcher:
         candidates_out: list[FieldSignals] | None = None,
         *,
         scope: Scope = UNSCOPED,
+        keep: int | None = None,
     ) -> tuple[list[RankedTool], RankResponse]:
+        """The ranked candidates of a first stage ``depth`` deep, ``keep`` of them (default ``depth``)."""
         signals = self.candidate_signals(sq, vectors, retriever, depth, entity, timings, documents=self.reranks,
                                          scope=scope)
         if candidates_out is not None:
             candidates_out.extend(signals.values())
         t0 = time.perf_counter()
-        answer = self.ranking.rank(RankRequest.build(sq, list(signals.values()), top_k=depth))
+        answer = self.ranking.rank(RankRequest.build(sq, list(signals.values()), top_k=keep or depth))
         timings["rank"] = (time.perf_counter() - t0) * 1000
         for stage in ("base", "rerank"):
             if stage in answer.timings_ms:

@@ -78,6 +78,7 @@ Level = Literal["tool", "agent", "auto"]
 Retriever = Literal["bm25", "minilm", "hybrid"]
 MultiNeed = Literal["auto", "on", "off"]
 Risky = Literal["flag", "exclude"]
+Copies = Literal["once", "all"]
 
 #: Statuses retried on calls that may run twice (searches, tool sets, tools, health).
 RETRIED_STATUSES = frozenset({429, 502, 503, 504})
@@ -140,6 +141,8 @@ class ToolHit:
         tokens: the definition's size in tokens, when the answer says.
         pinned: whether it was returned because it was pinned.
         risk: the ingest screen's reasons when the tool is flagged, else empty.
+        also_on: the ids of its copies on other servers that the answer names instead of ranking them
+            (one capability once), best-ranked first.
         raw: the tool's JSON as the API answered it.
     """
 
@@ -153,6 +156,7 @@ class ToolHit:
     tokens: int | None = None
     pinned: bool = False
     risk: tuple[str, ...] = ()
+    also_on: tuple[str, ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -173,6 +177,7 @@ class ToolHit:
             tokens=tokens if isinstance(tokens, int) else None,
             pinned=data.get("pinned") is True or tool_id in set(pinned_ids),
             risk=tuple(str(r) for r in data.get("risk") or ()),
+            also_on=tuple(str(c.get("id", "")) for c in data.get("also_on") or () if isinstance(c, Mapping)),
             raw=dict(data),
         )
 
@@ -313,7 +318,7 @@ class ToolCall:
 def _search_body(query: str, *, top_k: int, level: Level, format: Format, brief: bool, pinned: Sequence[str],
                  servers: Sequence[str], tags: Sequence[str], steps: Sequence[str], max_results: int | None,
                  token_budget: int | None, instruction: str | None, explain: bool, retriever: Retriever | None,
-                 multi_need: MultiNeed | None, risky: Risky | None) -> dict[str, Any]:
+                 multi_need: MultiNeed | None, risky: Risky | None, copies: Copies | None) -> dict[str, Any]:
     """The ``/v1/search`` body: what was asked; options left at None are the server's defaults."""
     body: dict[str, Any] = {"query": query, "top_k": top_k, "level": level, "format": format}
     if brief:
@@ -327,7 +332,7 @@ def _search_body(query: str, *, top_k: int, level: Level, format: Format, brief:
     if explain:
         body["explain"] = True
     optional = {"max_results": max_results, "token_budget": token_budget, "instruction": instruction,
-                "retriever": retriever, "multi_need": multi_need, "risky": risky}
+                "retriever": retriever, "multi_need": multi_need, "risky": risky, "copies": copies}
     body.update({k: v for k, v in optional.items() if v is not None})
     return body
 
@@ -500,13 +505,13 @@ class ToolsiftClient(_Base):
                tags: Sequence[str] = (), steps: Sequence[str] = (), max_results: int | None = None,
                token_budget: int | None = None, instruction: str | None = None, explain: bool = False,
                retriever: Retriever | None = None, multi_need: MultiNeed | None = None,
-               risky: Risky | None = None) -> SearchResult:
+               risky: Risky | None = None, copies: Copies | None = None) -> SearchResult:
         """``POST /v1/search``: tools for ``query`` (the API's fields; ``servers`` and ``tags`` are its
         ``filters``; None leaves an option at the server's default)."""
         body = _search_body(query, top_k=top_k, level=level, format=format, brief=brief, pinned=pinned,
                             servers=servers, tags=tags, steps=steps, max_results=max_results,
                             token_budget=token_budget, instruction=instruction, explain=explain,
-                            retriever=retriever, multi_need=multi_need, risky=risky)
+                            retriever=retriever, multi_need=multi_need, risky=risky, copies=copies)
         return SearchResult.from_json(self._call("POST", "/v1/search", json=body))
 
     def toolset(self, query: str, *, format: Format = "toolsift", max_results: int | None = None,
@@ -575,12 +580,13 @@ class AsyncToolsiftClient(_Base):
                      servers: Sequence[str] = (), tags: Sequence[str] = (), steps: Sequence[str] = (),
                      max_results: int | None = None, token_budget: int | None = None,
                      instruction: str | None = None, explain: bool = False, retriever: Retriever | None = None,
-                     multi_need: MultiNeed | None = None, risky: Risky | None = None) -> SearchResult:
+                     multi_need: MultiNeed | None = None, risky: Risky | None = None,
+                     copies: Copies | None = None) -> SearchResult:
         """As :meth:`ToolsiftClient.search`."""
         body = _search_body(query, top_k=top_k, level=level, format=format, brief=brief, pinned=pinned,
                             servers=servers, tags=tags, steps=steps, max_results=max_results,
                             token_budget=token_budget, instruction=instruction, explain=explain,
-                            retriever=retriever, multi_need=multi_need, risky=risky)
+                            retriever=retriever, multi_need=multi_need, risky=risky, copies=copies)
         return SearchResult.from_json(await self._call("POST", "/v1/search", json=body))
 
     async def toolset(self, query: str, *, format: Format = "toolsift", max_results: int | None = None,

@@ -33,6 +33,9 @@ MultiNeed = Literal["auto", "on", "off"]
 ApprovalPolicy = Literal["first-sight", "manual", "off"]
 #: What search does with tools the ingest screen flagged (toolsift.ingest.screen).
 RiskyTools = Literal["flag", "exclude"]
+#: Copies of one tool on several servers in a tool answer: ``once`` (the best-ranked, naming the others
+#: in ``also_on``) or ``all`` (every copy ranked on its own).
+Copies = Literal["once", "all"]
 
 #: The four MFTR fields, in the order MFTR's weight vectors use (description, parameters, response, examples).
 FIELDS: tuple[str, ...] = ("description", "parameters", "response", "examples")
@@ -237,6 +240,19 @@ class Settings(BaseSettings):
         description="Tools the ingest screen flagged as hostile text (ToolDoc.risk): 'flag' returns them with "
         "their reasons, and every definition handed to an agent carries the flag; 'exclude' leaves them out of "
         "every search.",
+    )
+    copies: Copies = Field(
+        "once",
+        description="Tool answers: 'once' answers a tool found on several servers (forks, copies, renamed "
+        "variants: the same name once case and separators are set aside, and nearly the same description) "
+        "once, the best-ranked copy naming the others in also_on (toolsift.ranker.copies); 'all' ranks every "
+        "copy on its own.",
+    )
+    copy_overlap: float = Field(
+        0.5, ge=0.1, le=1.0,
+        description="copies 'once': the least share of the shorter description's character 5-grams the other "
+        "must hold for two same-named tools to be copies (read off LiveMCPBench's real forks, "
+        "docs/evaluation.md).",
     )
     server_weight: float = Field(
         0.4, ge=0.0, le=10.0,

@@ -20,6 +20,7 @@ __all__ = [
     "HitIdentity",
     "ParameterMatch",
     "FieldSignals",
+    "ToolCopy",
     "RankedTool",
     "RankedAgent",
     "Bundle",
@@ -123,6 +124,15 @@ class FieldSignals:
 
 
 @dataclass(frozen=True)
+class ToolCopy:
+    """A copy of a ranked tool on another server (:mod:`toolsift.ranker.copies`), named in its ``also_on``."""
+
+    doc_id: str
+    name: str
+    agent_id: str | None
+
+
+@dataclass(frozen=True)
 class RankedTool:
     """One ranked tool (or agent document) with the evidence for its score.
 
@@ -143,6 +153,8 @@ class RankedTool:
         via_need: multi-need search: the text (the whole request or one of its needs) whose joint
             ranking gave the tool its ``need`` score; empty otherwise.
         risk: what the screen of hostile tool text found (``ToolDoc.risk_reasons``); empty: not flagged.
+        also_on: the copies of this tool on other servers that the answer left out for it (one
+            capability once, :mod:`toolsift.ranker.copies`), best-ranked first.
     """
 
     doc_id: str
@@ -162,6 +174,7 @@ class RankedTool:
     prerequisite_of: str | None = None
     risk: tuple[str, ...] = ()
     via_need: str = ""
+    also_on: tuple[ToolCopy, ...] = ()
 
     @classmethod
     def from_signals(

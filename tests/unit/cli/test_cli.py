@@ -215,3 +215,21 @@ def test_a_degraded_result_says_so_in_the_rendered_output() -> None:
 
     assert f"degraded: {reason} (first-stage order)" in degraded.splitlines()
     assert "degraded" not in ranked
+
+
+def test_a_tool_answered_once_lists_the_servers_of_its_copies_under_the_table() -> None:
+    from toolsift.cli.search import render_result
+    from toolsift.query.structured import StructuredQuery
+    from toolsift.records import RankedTool, ToolCopy
+    from toolsift.search import SearchResult
+
+    copies = (ToolCopy("@acme/desktop-commander/list_directory", "list_directory", "agent:@acme/desktop-commander"),)
+    tool = RankedTool(doc_id="filesystem/list_directory", name="list_directory", entity="tool",
+                      agent_id="agent:filesystem", score=1.0, also_on=copies)
+    lone = RankedTool(doc_id="weather/get_alerts", name="get_alerts", entity="tool", agent_id="agent:weather", score=0.5)
+
+    shown = render_result(SearchResult(query=StructuredQuery.from_text("list a folder"), method="multi-field",
+                                       retriever="hybrid", level="tool", tools=(tool, lone)))
+
+    assert shown.splitlines()[-1] == "#1 list_directory is also on: @acme/desktop-commander"
+    assert "get_alerts is also on" not in shown

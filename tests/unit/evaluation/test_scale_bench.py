@@ -52,7 +52,9 @@ def _record(tools: int, *, p50: float, ndcg: float, disk_per_tool: float) -> dic
                     "floor": {"p50": 20.0, "p95": 40.0, "p99": 60.0}, "api_over_floor_p50": p50 / 20},
         "quality": {"ndcg@10": ndcg, "recall@5": ndcg + 0.1, "recall@50": ndcg + 0.2,
                     "one_capability_once": {"recall@5": ndcg + 0.12},
-                    "capability_recall@5": {"default": ndcg + 0.13, "one_capability_once": ndcg + 0.14},
+                    "capability_recall@5": {"default": ndcg + 0.13, "one_capability_once": ndcg + 0.14,
+                                            "every_copy": ndcg + 0.11, "detected_once": ndcg + 0.13},
+                    "copies": {"all": {"ndcg@10": ndcg + 0.01, "recall@5": ndcg + 0.11}},
                     "without_near_duplicates": {"ndcg@10": ndcg + 0.05},
                     "near_duplicate_share@10": 0.1,
                     "floors": {"bm25": {"ndcg@10": ndcg / 2, "recall@5": ndcg / 2},
@@ -274,7 +276,7 @@ def test_writing_the_outputs_recomputes_growth_and_projections_and_writes_json_t
 def _write_recorded(folder: Path, recorded: dict[str, Any], **config: Any) -> None:
     full = {"needles": "toolink", "seed": 0, "queries": None, "cluster": "local", "nodes": 3, "heap": "512m",
             "shards": None, "replicas": None, "clients": 2, "seconds": 30.0, "retriever": "hybrid",
-            "embedding_model": "all-MiniLM-L6-v2", "embedding_backend": "onnx", **config}
+            "embedding_model": "all-MiniLM-L6-v2", "embedding_backend": "onnx", "copies": "once", **config}
     folder.mkdir(parents=True, exist_ok=True)
     (folder / RESULTS_FILE).write_text(json.dumps({**recorded, "config": full}), encoding="utf-8")
 

@@ -45,13 +45,19 @@ def test_steps_and_agent_ids_are_cleaned_and_deduplicated() -> None:
 def test_the_request_names_only_the_settings_it_chooses() -> None:
     assert SearchRequest(query="x", index="other", reranker="tool-rank:smollm2").overrides() == {
         "index": "other", "retriever": None, "weights": None, "ranker_url": None, "reranker": "tool-rank:smollm2",
-        "multi_need": None, "risky_tools": None}
+        "multi_need": None, "risky_tools": None, "copies": None}
 
 
 def test_flagged_tools_are_excluded_only_when_the_request_or_the_setting_says_so() -> None:
     assert SearchRequest(query="x", risky="exclude").overrides()["risky_tools"] == "exclude"
     with pytest.raises(BadQueryError, match="unknown risky 'hide'; use flag or exclude"):
         SearchRequest(query="x", risky="hide")  # type: ignore[arg-type]
+
+
+def test_copies_are_collapsed_or_kept_as_the_request_or_the_setting_says() -> None:
+    assert SearchRequest(query="x", copies="all").overrides()["copies"] == "all"
+    with pytest.raises(BadQueryError, match="unknown copies 'some'; use once or all"):
+        SearchRequest(query="x", copies="some")  # type: ignore[arg-type]
 
 
 def test_without_explain_the_answer_keeps_identity_and_scores_but_not_the_field_evidence() -> None:
