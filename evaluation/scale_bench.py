@@ -103,6 +103,7 @@ __all__ = [
     "near_duplicate_share",
     "first_copies",
     "capability_recall",
+    "named_in_top",
     "SHARD_TOOLS",
     "DEFAULT_PROJECTIONS",
     "floor_bodies",
@@ -879,6 +880,11 @@ def first_copies(ranking: Sequence[str], groups: Mapping[str, int]) -> list[str]
     return kept
 
 
+def named_in_top(ranking: Sequence[str], k: int, also_on: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """The top ``k`` tool ids of ``ranking``, each followed by the copies it names in ``also_on`` (tool id → ids)."""
+    return [named for t in list(ranking)[:k] for named in (t, *(also_on or {}).get(t, ()))]
+
+
 def capability_recall(ranking: Sequence[str], gold: Iterable[str], groups: Mapping[str, int], k: int = 5,
                       also_on: Mapping[str, Sequence[str]] | None = None) -> float:
     """The share of ``gold`` whose capability is in the top ``k``: the gold tool itself or any tool of its
@@ -887,7 +893,7 @@ def capability_recall(ranking: Sequence[str], gold: Iterable[str], groups: Mappi
     wanted = list(gold)
     if not wanted:
         return 0.0
-    top = [named for t in list(ranking)[:k] for named in (t, *(also_on or {}).get(t, ()))]
+    top = named_in_top(ranking, k, also_on)
     found_groups = {groups[t] for t in top if t in groups}
     hits = sum(1 for g in wanted if g in top or (g in groups and groups[g] in found_groups))
     return hits / len(wanted)
@@ -969,8 +975,8 @@ def _quality(client: OpenSearch, settings: Settings, embedder: Embedder, scale: 
     def mean_named_recall(rankings: Mapping[str, Sequence[str]],
                           named: Mapping[str, Mapping[str, Sequence[str]]]) -> float:
         """By tool id, the copies a top-5 tool names in ``also_on`` counted as in the answer."""
-        found = [len(set(relevant[q]) & {n for t in rankings[q][:5] for n in (t, *named[q].get(t, ()))})
-                 / len(relevant[q]) for q in qids if relevant[q]]
+        found = [len(set(relevant[q]) & set(named_in_top(rankings[q], 5, named[q]))) / len(relevant[q])
+                 for q in qids if relevant[q]]
         return sum(found) / max(len(found), 1)
 
     by_capability = {"default": mean_capability_recall(ranked, ranked_also), "every_copy": mean_capability_recall(every),

@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from toolsift.records import RankedTool, ToolCopy
 
 __all__ = ["COPY_OVERLAP", "SHINGLE_CHARS", "ToolText", "capability_name", "shingles", "description_overlap",
-           "same_capability", "collapse_copies"]
+           "same_capability", "possible_copies", "collapse_copies"]
 
 #: The least share of the shorter description's character 5-grams the other must hold (the
 #: ``copy_overlap`` setting's default).
@@ -101,6 +101,21 @@ def same_capability(a: ToolText, b: ToolText, threshold: float = COPY_OVERLAP) -
         a.description, b.description) >= threshold
 
 
+def _foldable(tool: RankedTool) -> bool:
+    """Whether ``tool`` may be folded into a copy or absorb one: a tool, not placed as a prerequisite."""
+    return tool.entity == "tool" and not tool.prerequisite_of
+
+
+def possible_copies(tools: Sequence[RankedTool]) -> list[str]:
+    """The ids of the tools of ``tools`` whose name (:func:`capability_name`) a foldable tool of another
+    server shares: the only ones that can be copies, so the only texts :func:`collapse_copies` needs."""
+    servers: dict[str, set[str | None]] = {}
+    for tool in filter(_foldable, tools):
+        servers.setdefault(capability_name(tool.name), set()).add(tool.agent_id)
+    shared = {key for key, owners in servers.items() if key and len(owners) > 1}
+    return list(dict.fromkeys(t.doc_id for t in tools if _foldable(t) and capability_name(t.name) in shared))
+
+
 def collapse_copies(tools: Sequence[RankedTool], texts: Mapping[str, ToolText],
                     threshold: float = COPY_OVERLAP) -> list[RankedTool]:
     """``tools`` (best first) with every copy of a tool above it left out and named in that tool's
@@ -116,7 +131,7 @@ def collapse_copies(tools: Sequence[RankedTool], texts: Mapping[str, ToolText],
     by_name: dict[str, list[int]] = {}
     for tool in tools:
         text = texts.get(tool.doc_id)
-        if text is None or tool.entity != "tool" or tool.prerequisite_of:
+        if text is None or not _foldable(tool):
             kept.append(tool)
             continue
         key = capability_name(text.name)

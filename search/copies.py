@@ -16,7 +16,7 @@ from opensearchpy import OpenSearch
 
 from toolsift.mappings import F
 from toolsift.query.scope import UNSCOPED, Scope
-from toolsift.ranker.copies import ToolText, capability_name, collapse_copies
+from toolsift.ranker.copies import ToolText, collapse_copies, possible_copies
 from toolsift.records import RankedTool
 
 __all__ = ["COPY_DEPTH", "depth_for", "answer_once"]
@@ -31,17 +31,6 @@ def depth_for(top_k: int) -> int:
     return top_k * COPY_DEPTH
 
 
-def _sharing_a_name(tools: Sequence[RankedTool]) -> list[str]:
-    """The ids of the tools whose name (:func:`~toolsift.ranker.copies.capability_name`) a tool of another
-    server in ``tools`` shares: the only ones that can be copies, so the only descriptions read."""
-    servers: dict[str, set[str | None]] = {}
-    for t in tools:
-        if t.entity == "tool" and not t.prerequisite_of:
-            servers.setdefault(capability_name(t.name), set()).add(t.agent_id)
-    shared = {key for key, owners in servers.items() if key and len(owners) > 1}
-    return list(dict.fromkeys(t.doc_id for t in tools if t.entity == "tool" and capability_name(t.name) in shared))
-
-
 def answer_once(client: OpenSearch, index: str, tools: Sequence[RankedTool], *, top_k: int,
                 threshold: float, scope: Scope = UNSCOPED) -> list[RankedTool]:
     """The first ``top_k`` of ``tools`` (best first) once their copies are collapsed (each kept tool's
@@ -52,7 +41,7 @@ def answer_once(client: OpenSearch, index: str, tools: Sequence[RankedTool], *, 
         threshold: the ``copy_overlap`` setting.
         scope: the caller's tenant and filters (the ranking's own).
     """
-    ids = _sharing_a_name(tools)
+    ids = possible_copies(tools)
     if not ids:  # no two servers' tools share a name: nothing to collapse, nothing to read
         return list(tools[:top_k])
     body: dict[str, Any] = {"size": len(ids), "_source": [F.description],

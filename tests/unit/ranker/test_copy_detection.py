@@ -10,6 +10,7 @@ from toolsift.ranker.copies import (
     capability_name,
     collapse_copies,
     description_overlap,
+    possible_copies,
     same_capability,
 )
 from toolsift.records import RankedTool
@@ -88,6 +89,15 @@ def test_tools_of_one_server_agents_prerequisites_and_unseen_tools_are_kept() ->
     text = ToolText("read_file", "Read the complete contents of a file from the file system.")
     texts = {"fs/read_file": text, "fs/readFile": text, "fork/read_file": text}
     assert collapse_copies(ranked, texts) == ranked
+
+
+def test_only_same_named_tools_of_different_servers_are_read_as_possible_copies() -> None:
+    ranked = [tool("fs/read_file"), tool("fork/readFile"), tool("fs/write_file"), tool("fs/readfile"),
+              tool("other/read_file", prerequisite_of="fs/write_file"), tool("solo/write-file")]
+
+    assert possible_copies(ranked) == ["fs/read_file", "fork/readFile", "fs/write_file", "fs/readfile",
+                                       "solo/write-file"]
+    assert possible_copies(ranked[:1] + ranked[3:5]) == []  # one server's names, and a prerequisite
 
 
 @settings(max_examples=200, deadline=None)
