@@ -22,7 +22,8 @@ _INDEX_OPTION = click.option("--index", "index_alias", help="Index alias (defaul
 @json_flag()
 @pass_app
 def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
-    """Show the alias, its current version, embedding model, document counts and pushed weights."""
+    """Show the alias, its current version, embedding model, document counts, primaries' bytes per tool
+    (agents, nested parameters and examples included) and pushed weights."""
     from toolsift.mappings.index import IndexManager
     from toolsift.ranker.deploy import ACTIVE_WEIGHTS_KEY
 
@@ -34,6 +35,8 @@ def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
         entity: client.count(index=info.index, body={"query": {"term": {"entity": entity}}})["count"]
         for entity in ("agent", "tool")
     }
+    primaries = client.indices.stats(index=info.index, metric="store")["indices"][info.index]["primaries"]
+    stored = int(primaries["store"]["size_in_bytes"])
     data = {
         "alias": info.alias,
         "index": info.index,
@@ -42,6 +45,8 @@ def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
         "embedding_dim": info.embedding_dim,
         "schema_current": manager.is_current_schema(info),
         "documents": counts,
+        "primaries_bytes": stored,
+        "kb_per_tool": round(stored / counts["tool"] / 1000, 1) if counts["tool"] else None,
         "catalogs": info.catalogs,
         "unfinished": info.unfinished,
         "weights": (info.meta.get(ACTIVE_WEIGHTS_KEY) or {}).get("version"),
@@ -49,8 +54,9 @@ def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(table(["alias", "index", "model", "dim", "agents", "tools", "schema", "pushed weights"], [[
+    click.echo(table(["alias", "index", "model", "dim", "agents", "tools", "KB/tool", "schema", "pushed weights"], [[
         info.alias, info.index, info.embedding_model, info.embedding_dim, counts["agent"], counts["tool"],
+        "-" if data["kb_per_tool"] is None else f"{data['kb_per_tool']:.1f}",
         "current" if data["schema_current"] else "outdated (rebuild)", data["weights"] or "none",
     ]]))
     for path, started in info.unfinished.items():

@@ -804,8 +804,8 @@ def _disk(client: OpenSearch, index: str, tools: int, copies: int, roots: Sequen
         "kinds": kinds,
         "kinds_per_tool": {k: round(v / copies / tools, 1) for k, v in kinds.items()} if kinds is not None else None,
         "kinds_note": ("bytes of every copy's files by kind, read from the nodes' data folders; per tool: per copy. "
-                       "doc_values hold each k-NN vector a second time (binary doc values, read by exact "
-                       "scoring); vectors are the HNSW files (raw vectors and graphs)")
+                       "doc_values are the keyword and numeric columns (indexes before schema 7 also held "
+                       "each k-NN vector a second time there); vectors are the HNSW files (raw vectors and graphs)")
         if kinds is not None else "file kinds are read from the nodes' data folders: not on this machine",
     }
 

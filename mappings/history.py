@@ -23,7 +23,8 @@ from toolsift.mappings.template import side_index_body
 __all__ = ["HISTORY_SCHEMA_VERSION", "HistoryDoc", "history_alias", "history_index_body"]
 
 #: 2: ``tenants`` on bundles and past queries.
-HISTORY_SCHEMA_VERSION = 2
+#: 3: the ``vector`` without doc values (as the tool index's, :func:`~toolsift.mappings.template.knn_mapping`).
+HISTORY_SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,8 @@ __all__ = [
 #: 5: ``prerequisites`` on tools: the sibling tools a tool needs called first (:mod:`toolsift.ingest.prerequisites`).
 #: 6: ``schema_quality`` and ``schema_notes`` on tools: how much of a messy parameter spec was read;
 #:    ``risk`` and ``risk_reasons``: what the screen of hostile tool text found (:mod:`toolsift.ingest.screen`).
-SCHEMA_VERSION = 6
+#: 7: ``knn_vector`` fields without doc values (the Lucene engine scores exactly from the vector files).
+SCHEMA_VERSION = 7
 
 Entity = Literal["tool", "agent"]
 

@@ -90,10 +90,16 @@ _TYPED_KINDS = frozenset({"keyword", "boolean", "integer", "float", "date"})
 
 
 def knn_mapping(dimension: int) -> dict[str, Any]:
-    """A ``knn_vector`` of ``dimension``: HNSW, cosine similarity, on the Lucene engine."""
+    """A ``knn_vector`` of ``dimension``: HNSW, cosine similarity, on the Lucene engine, without doc values.
+
+    The k-NN plugin would otherwise write every vector a second time as binary doc values (about 1.5 KB
+    a 384-d vector, 9 KB a tool): on the Lucene engine its exact ``knn_score`` script and ``exists``
+    read the vector files themselves, with the same scores (``tests/integration/test_vector_doc_values.py``).
+    """
     return {
         "type": "knn_vector",
         "dimension": dimension,
+        "doc_values": False,
         "method": {
             "name": "hnsw",
             "engine": "lucene",

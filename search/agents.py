@@ -62,6 +62,8 @@ __all__ = [
 JOINT_PIPELINE = "joint-hybrid"
 #: How many step rankings a :class:`StepRetriever` remembers (an evaluation repeats steps across rows).
 MEMO_SIZE = 4096
+#: The index schema that added the tool and agent ``overview`` (text + vector) agent-level search reads.
+OVERVIEW_SCHEMA_VERSION = 2
 #: Which vector the dense part matches: ``overview`` (the method) or ``description`` (the plain
 #: joint index of the paper's corpora: descriptions only; a reference row of the evaluation).
 Representation = Literal["overview", "description"]
@@ -176,15 +178,12 @@ class StepRetriever:
 
     def __init__(self, searcher: StepSource, *, representation: Representation = "overview",
                  remember: bool = True) -> None:
-        from toolsift.mappings.index import IndexManager
-
         self.searcher = searcher
         self.representation = representation
         #: Keep step rankings across calls (an evaluation over a fixed index); a service serving a live
         #: index must not, or a tool indexed after the first ranking of a text would never appear.
         self.remember = remember
-        manager = IndexManager(searcher.client, searcher.settings.index)
-        if not manager.is_current_schema(searcher.index):
+        if int(searcher.index.meta.get("schema_version", 0)) < OVERVIEW_SCHEMA_VERSION:
             raise IndexMismatchError(
                 f"index {searcher.index.index!r} was built by an older toolsift, without the tool and agent "
                 f"overviews agent-level search needs; rebuild it: `toolsift ingest CATALOG --index "

@@ -159,6 +159,7 @@ def test_the_history_body_is_the_one_written_by_hand_before() -> None:
     knn = {
         "type": "knn_vector",
         "dimension": 8,
+        "doc_values": False,
         "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil",
                    "parameters": {"m": 16, "ef_construction": 128}},
     }
@@ -169,7 +170,7 @@ def test_the_history_body_is_the_one_written_by_hand_before() -> None:
         },
         "mappings": {
             "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "history", "schema_version": 2, "embedding_model": "m", "k": 3}},
+            "_meta": {"toolsift": {"schema": "history", "schema_version": 3, "embedding_model": "m", "k": 3}},
             "properties": {
                 "kind": KEYWORD, "bundle_id": KEYWORD, "tools": KEYWORD,
                 "text": {"type": "text", "analyzer": "toolsift_text"},
