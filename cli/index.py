@@ -23,8 +23,10 @@ _INDEX_OPTION = click.option("--index", "index_alias", help="Index alias (defaul
 @pass_app
 def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
     """Show the alias, its current version, embedding model, document counts, primaries' bytes per tool
-    (agents, nested parameters and examples included) and pushed weights."""
+    (agents, nested parameters and examples included), its segments (merged, or a merge still running)
+    and pushed weights."""
     from toolsift.mappings.index import IndexManager
+    from toolsift.opensearch import merge_state
     from toolsift.ranker.deploy import ACTIVE_WEIGHTS_KEY
 
     settings = app.settings(index=index_alias)
@@ -36,6 +38,7 @@ def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
         for entity in ("agent", "tool")
     }
     primaries = client.indices.stats(index=info.index, metric="store")["indices"][info.index]["primaries"]
+    merge = merge_state(client, info.index)
     stored = int(primaries["store"]["size_in_bytes"])
     data = {
         "alias": info.alias,
@@ -47,6 +50,9 @@ def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
         "documents": counts,
         "primaries_bytes": stored,
         "kb_per_tool": round(stored / counts["tool"] / 1000, 1) if counts["tool"] else None,
+        "segments": merge.segments,
+        "merged": merge.merged,
+        "merging": merge.merging,
         "catalogs": info.catalogs,
         "unfinished": info.unfinished,
         "weights": (info.meta.get(ACTIVE_WEIGHTS_KEY) or {}).get("version"),
@@ -54,9 +60,11 @@ def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
     if as_json:
         emit_json(data)
         return
-    click.echo(table(["alias", "index", "model", "dim", "agents", "tools", "KB/tool", "schema", "pushed weights"], [[
+    segments = "merging" if merge.merging else "merged" if merge.merged else "not merged"
+    click.echo(table(["alias", "index", "model", "dim", "agents", "tools", "KB/tool", "segments", "schema",
+                      "pushed weights"], [[
         info.alias, info.index, info.embedding_model, info.embedding_dim, counts["agent"], counts["tool"],
-        "-" if data["kb_per_tool"] is None else f"{data['kb_per_tool']:.1f}",
+        "-" if data["kb_per_tool"] is None else f"{data['kb_per_tool']:.1f}", f"{merge.segments} ({segments})",
         "current" if data["schema_current"] else "outdated (rebuild)", data["weights"] or "none",
     ]]))
     for path, started in info.unfinished.items():

@@ -91,6 +91,9 @@ def ingest(
             f"failed {len(report.failed)} "
             f"in {report.seconds:.1f}s"
         )
+        if report.merge_task:
+            click.echo(f"merging the {report.segments} segments into one in the background (task {report.merge_task}); "
+                       f"searches answer meanwhile; `toolsift index status` says when it is merged")
         if report.flagged:
             click.echo(flagged_table(report.flagged), err=True)
         if report.risk_flagged:

@@ -92,7 +92,9 @@ class IngestReport:
     ``texts_embedded`` counts the written documents' texts that got a vector (distinct per chunk);
     ``texts_encoded`` the texts the embedding model encoded in this ingest, ``texts_cached`` those whose vectors the vector cache held
     (:mod:`toolsift.ingest.vectorcache`); ``embed_seconds`` is the time spent embedding and building the
-    documents, which overlaps the bulk writes.
+    documents, which overlaps the bulk writes. ``merge_task`` is the force merge a new version's bulk load
+    left running in the background (``ingest_merge = "background"``, a catalog larger than one in-memory
+    segment); ``segments`` the primaries' segments the load wrote before any merge.
     """
 
     catalog: str
@@ -118,6 +120,8 @@ class IngestReport:
     texts_embedded: int = 0
     texts_encoded: int = 0
     texts_cached: int = 0
+    segments: int = 0
+    merge_task: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -147,6 +151,8 @@ class IngestReport:
             "texts_embedded": self.texts_embedded,
             "texts_encoded": self.texts_encoded,
             "texts_cached": self.texts_cached,
+            "segments": self.segments,
+            "merge_task": self.merge_task,
             "ok": self.ok,
         }
 
@@ -506,8 +512,10 @@ def ingest_catalog(
         # that `toolsift index status` names as such, and a rerun does not take it for current.
         manager.mark_unfinished(target, str(path), True)
         try:
-            with bulk_loading(client, target) if bulk_load else nullcontext():
+            with bulk_loading(client, target, merge=settings.ingest_merge) if bulk_load else nullcontext() as load:
                 existing = _write(client, settings, encoder, validation, target, report, progress, prune)
+            if load is not None:
+                report.segments, report.merge_task = load.segments, load.merge_task
         except Exception:
             if rebuild:  # a half-filled new version is never swapped in
                 client.indices.delete(index=target, ignore_unavailable=True)

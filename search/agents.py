@@ -198,29 +198,37 @@ class StepRetriever:
     def rank(self, texts: Sequence[str], retriever: Retriever, timings: dict[str, float] | None = None,
              scope: Scope = UNSCOPED) -> list[StepRanking]:
         """Each text's :class:`StepRanking` (all owners within the top N) within ``scope``, in order."""
+        return self.rank_each([(text, retriever) for text in texts], timings, scope)
+
+    def rank_each(self, wanted: Sequence[tuple[str, Retriever]], timings: dict[str, float] | None = None,
+                  scope: Scope = UNSCOPED) -> list[StepRanking]:
+        """Each (text, retriever)'s :class:`StepRanking` within ``scope``, in order: the texts' query
+        vectors in one batch, every first stage not remembered in one ``_msearch`` round trip."""
         timings = timings if timings is not None else {}
         key = scope.key()
         memo = self._memo if self.remember else {}
-        missing = [t for t in dict.fromkeys(texts) if (retriever, key, t) not in memo]
+        missing = [pair for pair in dict.fromkeys(wanted) if (pair[1], key, pair[0]) not in memo]
+        dense = list(dict.fromkeys(text for text, how in missing if "dense" in kinds_for(how)))
         vectors: dict[str, list[float]] = {}
-        if missing and "dense" in kinds_for(retriever):
+        if dense:
             if self.searcher.embedder is None:
-                raise BadQueryError(f"retriever {retriever!r} needs an embedding model")
+                raise BadQueryError(f"retriever {next(h for _, h in missing if 'dense' in kinds_for(h))!r} "
+                                    "needs an embedding model")
             t0 = time.perf_counter()
-            matrix = self.searcher.embedder.encode_query(missing)
+            matrix = self.searcher.embedder.encode_query(dense)
             timings["encode"] = timings.get("encode", 0.0) + (time.perf_counter() - t0) * 1000
-            vectors = {t: wire_vector(matrix[i]) for i, t in enumerate(missing)}
+            vectors = {t: wire_vector(matrix[i]) for i, t in enumerate(dense)}
         t0 = time.perf_counter()
-        found = {t: memo[(retriever, key, t)] for t in texts if (retriever, key, t) in memo}
-        ranked = self._entities(missing, vectors, retriever, scope) if missing else []
-        for text, entities in zip(missing, ranked):
+        found = {(t, how): memo[(how, key, t)] for t, how in wanted if (how, key, t) in memo}
+        ranked = self._entities(missing, vectors, scope) if missing else []
+        for (text, how), entities in zip(missing, ranked):
             agents = aggregate_to_agents(entities, top_n=self.top_n, top_k=self.top_n, names=self.searcher.agent_names(entities))
-            found[text] = memo[(retriever, key, text)] = StepRanking(text, tuple(entities), tuple(agents))
+            found[(text, how)] = memo[(how, key, text)] = StepRanking(text, tuple(entities), tuple(agents))
             if len(memo) > MEMO_SIZE:  # oldest first: dicts keep insertion order
                 del memo[next(iter(memo))]
         if missing:
             timings["candidates"] = timings.get("candidates", 0.0) + (time.perf_counter() - t0) * 1000
-        return [found[t] for t in texts]
+        return [found[pair] for pair in wanted]
 
     def identities(self, ids: Sequence[str], scope: Scope = UNSCOPED) -> dict[str, RankedTool]:
         """The tools ``ids`` that ``scope`` lets the caller see, by id (score 0, no rank): one search
@@ -244,22 +252,21 @@ class StepRetriever:
                                                                   body=body)["hits"]["hits"]
         return hits
 
-    def _entities(self, texts: Sequence[str], vectors: Mapping[str, Sequence[float]], retriever: Retriever,
+    def _entities(self, wanted: Sequence[tuple[str, Retriever]], vectors: Mapping[str, Sequence[float]],
                   scope: Scope = UNSCOPED) -> list[list[RankedTool]]:
-        """Each text's joint first stage, all in one ``_msearch`` round trip."""
+        """Each (text, retriever)'s joint first stage, all in one ``_msearch`` round trip."""
         searcher = self.searcher
         depth = max(self.top_n, searcher.settings.candidates)
         lines: list[dict[str, Any]] = []
-        for text in texts:
-            lines.append({"index": searcher.settings.index})
-            lines.append(joint_body(text, vectors.get(text), retriever, depth, representation=self.representation,
-                                    scope=scope))
-        if retriever == "hybrid":  # _msearch takes no pipeline parameter: each body carries the pipeline inline
-            for body in lines[1::2]:
+        for text, retriever in wanted:
+            body = joint_body(text, vectors.get(text), retriever, depth, representation=self.representation,
+                              scope=scope)
+            if retriever == "hybrid":  # _msearch takes no pipeline parameter: the body carries the pipeline inline
                 body["search_pipeline"] = joint_pipeline()
+            lines.extend(({"index": searcher.settings.index}, body))
         answers = searcher.client.msearch(body=lines)["responses"]
         out: list[list[RankedTool]] = []
-        for answer in answers:
+        for (_, retriever), answer in zip(wanted, answers):
             if "error" in answer:
                 reason = answer["error"].get("reason", answer["error"]) if isinstance(answer["error"], dict) else answer["error"]
                 raise ClusterError(f"OpenSearch failed the joint first stage: {reason}")

@@ -194,8 +194,8 @@ def planned_rankings(
     """Each request's rankings, as :func:`rank_planned` reads them: its texts' joint rankings
     (:func:`planning_texts`), then, in a ``hybrid`` search and with ``words``, the need its words
     make (:func:`lexical_need` of the whole request's BM25 ranking, on [0, 1]: :func:`rank_planned`
-    weighs it by λ). A text several requests share is ranked once; at most ``batch`` texts go in one
-    round trip.
+    weighs it by λ). A text several requests share is ranked once; the texts' joint rankings and the
+    words' BM25 rankings go in one round trip, at most ``batch`` first stages in each.
 
     Raises:
         BadQueryError: a request without text, or ``batch`` < 1.
@@ -207,18 +207,16 @@ def planned_rankings(
         raise BadQueryError("the query has no text to search with")
     words = words and retriever == "hybrid"
 
-    def ranked(texts: Sequence[str], how: Retriever) -> dict[str, StepRanking]:
-        unique = list(dict.fromkeys(texts))
-        found: dict[str, StepRanking] = {}
-        for start in range(0, len(unique), batch):
-            chunk = unique[start:start + batch]
-            found.update(zip(chunk, steps.rank(chunk, how, timings, scope)))
-        return found
-
-    joint = ranked([t for texts in texts_of for t in texts], retriever)
-    lexical = ranked([texts[0] for texts in texts_of], "bm25") if words else {}
-    return [(*(joint[t] for t in texts), *((lexical_need(lexical[texts[0]], 1.0),) if words else ()))
-            for texts in texts_of]
+    wanted = [(t, retriever) for texts in texts_of for t in texts]
+    if words:
+        wanted += [(texts[0], "bm25") for texts in texts_of]
+    unique = list(dict.fromkeys(wanted))
+    found: dict[tuple[str, Retriever], StepRanking] = {}
+    for start in range(0, len(unique), batch):
+        chunk = unique[start:start + batch]
+        found.update(zip(chunk, steps.rank_each(chunk, timings, scope)))
+    return [(*(found[(t, retriever)] for t in texts),
+             *((lexical_need(found[(texts[0], "bm25")], 1.0),) if words else ())) for texts in texts_of]
 
 
 def rank_planned(

@@ -36,6 +36,9 @@ RiskyTools = Literal["flag", "exclude"]
 #: Copies of one tool on several servers in a tool answer: ``once`` (the best-ranked, naming the others
 #: in ``also_on``) or ``all`` (every copy ranked on its own).
 Copies = Literal["once", "all"]
+#: How a bulk load whose documents landed in several segments is merged to one: ``background`` (the
+#: ingest returns while OpenSearch merges) or ``wait`` (the ingest returns once merged).
+IngestMerge = Literal["background", "wait"]
 
 #: The four MFTR fields, in the order MFTR's weight vectors use (description, parameters, response, examples).
 FIELDS: tuple[str, ...] = ("description", "parameters", "response", "examples")
@@ -124,6 +127,12 @@ class Settings(BaseSettings):
         "most 30 s); still refused after that, the ingest stops with one line naming the cause and the remedy.")
     bulk_initial_backoff: float = Field(
         1.0, gt=0, le=60, description="Seconds before the first retry of a bulk write refused with 429.")
+    ingest_merge: IngestMerge = Field(
+        "background", description="A new index version whose documents did not fit one in-memory segment (a "
+        "catalog larger than the node's indexing buffer) is force-merged to one segment: 'background' starts the "
+        "merge and returns (the ingest reports its task; `toolsift index status` says when the index is merged; "
+        "searches answer meanwhile from the unmerged segments), 'wait' returns once merged (minutes at 100k tools "
+        "on two cores).")
 
     # --- the managed local node ------------------------------------------------------------------
     node_port: int = Field(

@@ -13,7 +13,7 @@ import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import orjson
@@ -24,7 +24,8 @@ from opensearchpy.exceptions import TransportError
 from toolsift.config import Settings
 from toolsift.errors import ClusterError
 
-__all__ = ["connect", "make_client", "check_plugins", "ensure_index", "bulk_loading", "REQUIRED_PLUGINS",
+__all__ = ["connect", "make_client", "check_plugins", "ensure_index", "bulk_loading", "BulkLoad", "MergeState",
+           "merge_state", "primary_segments", "wait_for_merge", "REQUIRED_PLUGINS",
            "PluginReport", "cap_terms", "cosine_from_lucene", "TERM_BUDGET", "WholeAnswerTransport",
            "LOST_COPY_FAILURES", "FastJSONSerializer", "wire_vector", "BulkRetry", "refusal", "node_refused_error"]
 
@@ -226,8 +227,63 @@ def ensure_index(client: OpenSearch, index: str, body: dict[str, Any], *, added_
 FORCE_MERGE_TIMEOUT_S = 900
 
 
+@dataclass
+class BulkLoad:
+    """What :func:`bulk_loading` left once its block ended: the primaries' segments before any merge,
+    and the id of the force merge it started in the background (None: no merge, or one waited for)."""
+
+    segments: int = 0
+    merge_task: str | None = None
+
+
+@dataclass(frozen=True)
+class MergeState:
+    """An index's primaries' segments and whether a force merge of it is still running."""
+
+    segments: int
+    merging: bool
+    shards: int = 1
+
+    @property
+    def merged(self) -> bool:
+        """No merge running and at most one segment a primary."""
+        return not self.merging and self.segments <= self.shards
+
+
+def primary_segments(client: OpenSearch, index: str) -> int:
+    """How many segments the primaries of ``index`` hold (searchable or not)."""
+    return sum(1 for row in client.cat.segments(index=index, format="json") if row.get("prirep") in ("p", "primary"))
+
+
+def merge_state(client: OpenSearch, index: str) -> MergeState:
+    """Whether ``index`` is merged to one segment a primary, or a force merge of it is still running."""
+    tasks = client.tasks.list(actions="indices:admin/forcemerge*", detailed=True)
+    merging = any(f"[{index}]" in str(task.get("description", ""))
+                  for node in tasks.get("nodes", {}).values() for task in node.get("tasks", {}).values())
+    shards = int(client.indices.get_settings(index=index)[index]["settings"]["index"]["number_of_shards"])
+    return MergeState(segments=primary_segments(client, index), merging=merging, shards=shards)
+
+
+def wait_for_merge(client: OpenSearch, index: str, task: str, *, timeout_s: float = 3600.0) -> float:
+    """Wait for the background force merge ``task`` of ``index`` (:class:`BulkLoad`), then refresh so
+    searches read the merged segment; the seconds waited.
+
+    Raises:
+        ClusterError: the merge failed, or outlasted ``timeout_s``.
+    """
+    started = time.perf_counter()
+    answer = client.tasks.get(task_id=task, wait_for_completion=True, timeout=f"{int(timeout_s)}s",
+                              request_timeout=timeout_s + 30)
+    if not answer.get("completed"):
+        raise ClusterError(f"the force merge of {index} (task {task}) did not finish within {timeout_s:.0f} s")
+    if answer.get("error"):
+        raise ClusterError(f"the force merge of {index} (task {task}) failed: {answer['error']}")
+    client.indices.refresh(index=index)
+    return time.perf_counter() - started
+
+
 @contextmanager
-def bulk_loading(client: OpenSearch, index: str) -> Iterator[None]:
+def bulk_loading(client: OpenSearch, index: str, *, merge: Literal["background", "wait"] = "wait") -> Iterator[BulkLoad]:
     """Fill a new, not yet searched index with refreshes off; its settings are restored afterwards.
 
     OpenSearch's advice for bulk loads, and what makes a rebuilt index the same index: with periodic
@@ -235,15 +291,25 @@ def bulk_loading(client: OpenSearch, index: str) -> Iterator[None]:
     approximate k-NN over a rebuilt index could answer differently. With refreshes off, the documents
     arrive in order in one in-memory segment and the caller's final refresh writes it whole. Where the
     indexing buffer still flushed part-way (a catalog larger than it), the index is force-merged to one
-    segment, as OpenSearch advises for an index that is now read, not written.
+    segment, as OpenSearch advises for an index that is now read, not written: with ``merge="wait"``
+    before the block returns; with ``"background"`` the merge is started and its task id left in the
+    yielded :class:`BulkLoad` (searches meanwhile read the unmerged segments; the periodic refresh
+    moves them to the merged one).
     """
+    load = BulkLoad()
     client.indices.put_settings(index=index, body={"index": {"refresh_interval": "-1"}})
     try:
-        yield
+        yield load
         client.indices.refresh(index=index)
-        if len(client.cat.segments(index=index, format="json")) > 1:
-            client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=FORCE_MERGE_TIMEOUT_S)
-            client.indices.refresh(index=index)  # searchers move to the merged segment; the old files go
+        load.segments = primary_segments(client, index)
+        shards = int(client.indices.get_settings(index=index)[index]["settings"]["index"]["number_of_shards"])
+        if load.segments > shards:
+            if merge == "background":
+                started = client.indices.forcemerge(index=index, max_num_segments=1, wait_for_completion=False)
+                load.merge_task = str(started["task"])
+            else:
+                client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=FORCE_MERGE_TIMEOUT_S)
+                client.indices.refresh(index=index)  # searchers move to the merged segment; the old files go
     finally:
         client.indices.put_settings(index=index, body={"index": {"refresh_interval": None}})
 
