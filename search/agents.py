@@ -208,12 +208,12 @@ class StepRetriever:
         key = scope.key()
         memo = self._memo if self.remember else {}
         missing = [pair for pair in dict.fromkeys(wanted) if (pair[1], key, pair[0]) not in memo]
-        dense = list(dict.fromkeys(text for text, how in missing if "dense" in kinds_for(how)))
+        embedded = [(text, how) for text, how in missing if "dense" in kinds_for(how)]
+        dense = list(dict.fromkeys(text for text, _ in embedded))
         vectors: dict[str, list[float]] = {}
         if dense:
             if self.searcher.embedder is None:
-                raise BadQueryError(f"retriever {next(h for _, h in missing if 'dense' in kinds_for(h))!r} "
-                                    "needs an embedding model")
+                raise BadQueryError(f"retriever {embedded[0][1]!r} needs an embedding model")
             t0 = time.perf_counter()
             matrix = self.searcher.embedder.encode_query(dense)
             timings["encode"] = timings.get("encode", 0.0) + (time.perf_counter() - t0) * 1000

@@ -23,8 +23,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-__all__ = ["Settings", "McpSource", "get_settings", "FIELDS", "Retriever", "MultiNeed", "DEFAULT_FIELD_WEIGHTS",
-           "default_cache_dir"]
+__all__ = ["Settings", "McpSource", "get_settings", "FIELDS", "Retriever", "MultiNeed", "IngestMerge",
+           "DEFAULT_FIELD_WEIGHTS", "default_cache_dir"]
 
 Retriever = Literal["bm25", "minilm", "hybrid"]
 #: How a tool search treats a request with several needs (:mod:`toolsift.search.planner`).

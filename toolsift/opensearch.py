@@ -13,7 +13,7 @@ import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import orjson
@@ -21,7 +21,7 @@ from opensearchpy import JSONSerializer, OpenSearch, Transport
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import TransportError
 
-from toolsift.config import Settings
+from toolsift.config import IngestMerge, Settings
 from toolsift.errors import ClusterError
 
 __all__ = ["connect", "make_client", "check_plugins", "ensure_index", "bulk_loading", "BulkLoad", "MergeState",
@@ -242,12 +242,16 @@ class MergeState:
 
     segments: int
     merging: bool
-    shards: int = 1
+    shards: int
 
     @property
     def merged(self) -> bool:
         """No merge running and at most one segment a primary."""
         return not self.merging and self.segments <= self.shards
+
+
+def _primaries(client: OpenSearch, index: str) -> int:
+    return int(client.indices.get_settings(index=index)[index]["settings"]["index"]["number_of_shards"])
 
 
 def primary_segments(client: OpenSearch, index: str) -> int:
@@ -260,8 +264,7 @@ def merge_state(client: OpenSearch, index: str) -> MergeState:
     tasks = client.tasks.list(actions="indices:admin/forcemerge*", detailed=True)
     merging = any(f"[{index}]" in str(task.get("description", ""))
                   for node in tasks.get("nodes", {}).values() for task in node.get("tasks", {}).values())
-    shards = int(client.indices.get_settings(index=index)[index]["settings"]["index"]["number_of_shards"])
-    return MergeState(segments=primary_segments(client, index), merging=merging, shards=shards)
+    return MergeState(segments=primary_segments(client, index), merging=merging, shards=_primaries(client, index))
 
 
 def wait_for_merge(client: OpenSearch, index: str, task: str, *, timeout_s: float = 3600.0) -> float:
@@ -283,7 +286,7 @@ def wait_for_merge(client: OpenSearch, index: str, task: str, *, timeout_s: floa
 
 
 @contextmanager
-def bulk_loading(client: OpenSearch, index: str, *, merge: Literal["background", "wait"] = "wait") -> Iterator[BulkLoad]:
+def bulk_loading(client: OpenSearch, index: str, *, merge: IngestMerge = "wait") -> Iterator[BulkLoad]:
     """Fill a new, not yet searched index with refreshes off; its settings are restored afterwards.
 
     OpenSearch's advice for bulk loads, and what makes a rebuilt index the same index: with periodic
@@ -302,8 +305,7 @@ def bulk_loading(client: OpenSearch, index: str, *, merge: Literal["background",
         yield load
         client.indices.refresh(index=index)
         load.segments = primary_segments(client, index)
-        shards = int(client.indices.get_settings(index=index)[index]["settings"]["index"]["number_of_shards"])
-        if load.segments > shards:
+        if load.segments > _primaries(client, index):
             if merge == "background":
                 started = client.indices.forcemerge(index=index, max_num_segments=1, wait_for_completion=False)
                 load.merge_task = str(started["task"])
