@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from toolsift.config import FIELDS, Retriever
 from toolsift.errors import BadQueryError
-from toolsift.mappings import RERANK_SOURCE, F, rerank_text, vector_field
+from toolsift.mappings import RERANK_SOURCE, F, rerank_text, source_filter, vector_field
 from toolsift.opensearch import cap_terms, cosine_from_lucene
 from toolsift.plugin_scripts.pipelines import HYBRID_LAYOUT
 from toolsift.query.scope import UNSCOPED, Scope
@@ -58,9 +58,9 @@ def fetch_spec(*, with_parameters: bool = False, with_documents: bool = False) -
     """What a request fetches per hit: doc values, plus the parameter list or the reranker's
     document text (:data:`~toolsift.mappings.RERANK_SOURCE`) only when asked."""
     if with_documents:
-        return {"_source": sorted({*PARAMETER_SOURCE, *RERANK_SOURCE}), "docvalue_fields": HIT_FIELDS}
+        return {"_source": source_filter(sorted({*PARAMETER_SOURCE, *RERANK_SOURCE})), "docvalue_fields": HIT_FIELDS}
     if with_parameters:
-        return {"_source": PARAMETER_SOURCE, "docvalue_fields": HIT_FIELDS}
+        return {"_source": source_filter(PARAMETER_SOURCE), "docvalue_fields": HIT_FIELDS}
     return {"stored_fields": "_none_", "docvalue_fields": HIT_FIELDS}
 
 
