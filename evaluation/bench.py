@@ -37,7 +37,7 @@ from toolsift.ingest.embed import document_texts
 from toolsift.ingest.loaders import load_catalog
 from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.ingest.pipeline import ingest_catalog, normalised_records
-from toolsift.mappings import AgentDoc, F, ToolDoc, source_filter, vector_field
+from toolsift.mappings import AgentDoc, F, ToolDoc, vector_field
 from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import cap_terms, wire_vector
 from toolsift.search import SearchBackend, SearchRequest
@@ -124,13 +124,13 @@ def run_bench(
         queries = queries[:max_queries]
 
     def raw_bm25(q: str) -> None:
-        client.search(index=alias, body={"size": 10, "_source": source_filter([F.tool_id]), "query": {"match": {F.full_doc: cap_terms(q)}}})
+        client.search(index=alias, body={"size": 10, "_source": [F.tool_id], "query": {"match": {F.full_doc: cap_terms(q)}}})
 
     def dense_floor(q: str) -> None:
         vector = wire_vector(embedder.encode_query([q])[0])  # sent as the search backend sends its vectors
         client.search(
             index=alias,
-            body={"size": 10, "_source": source_filter([F.tool_id]), "query": {"knn": {vector_field(F.full_doc): {"vector": vector, "k": 10}}}},
+            body={"size": 10, "_source": [F.tool_id], "query": {"knn": {vector_field(F.full_doc): {"vector": vector, "k": 10}}}},
         )
 
     variants: dict[str, Callable[[str], object]] = {

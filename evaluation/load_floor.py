@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from pydantic import BaseModel, Field
 
 from toolsift.config import Settings, get_settings
-from toolsift.mappings import F, source_filter, vector_field
+from toolsift.mappings import F, vector_field
 from toolsift.opensearch import wire_vector
 
 __all__ = ["floor_app", "app_from_environment"]
@@ -46,7 +46,7 @@ def floor_app(settings: Settings) -> FastAPI:
     def floor(body: FloorBody) -> dict[str, Any]:
         vector = wire_vector(state["embedder"].encode_query([body.query], cache=False)[0])  # as the API sends them
         answer = state["client"].search(index=settings.index, body={
-            "size": 10, "_source": source_filter([F.tool_id]),
+            "size": 10, "_source": [F.tool_id],
             "query": {"knn": {vector_field(F.full_doc): {"vector": vector, "k": 10}}}})
         return {"tools": [hit["_id"] for hit in answer["hits"]["hits"]]}
 

@@ -37,7 +37,6 @@ from toolsift.embedding import Embedder
 from toolsift.errors import ConfigError, error_kind
 from toolsift.evaluation.load import free_port, serving
 from toolsift.ingest.pipeline import ingest_catalog
-from toolsift.mappings import source_filter
 from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import connect
 from toolsift.plugin_scripts import LocalNode
@@ -69,7 +68,7 @@ def index_digest(client: Any, index: str, query: dict[str, Any] | None = None) -
     matches; default all): equal digests, equal documents."""
     client.indices.refresh(index=index)
     pairs: list[tuple[str, str]] = []
-    answer = client.search(index=index, body={"size": 1000, "_source": source_filter(["content_hash"]),
+    answer = client.search(index=index, body={"size": 1000, "_source": ["content_hash"],
                                               "query": query or {"match_all": {}}, "sort": ["_doc"]},
                            params={"scroll": "1m"})
     while answer["hits"]["hits"]:

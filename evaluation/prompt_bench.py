@@ -56,7 +56,6 @@ from toolsift.ingest.screen import screen_tool_texts
 from toolsift.ingest.standardise_llm import LLMStandardiser
 from toolsift.llm import LLM, LLMCache
 from toolsift.llm.server import Completion
-from toolsift.mappings import source_filter
 from toolsift.mappings.index import IndexManager
 from toolsift.query.rewrite import QueryRewriter
 from toolsift.query.structured import StructuredQuery
@@ -204,7 +203,7 @@ def _rewrite(cases: Sequence[Mapping[str, Any]], client: OpenSearch, settings: S
     flagged_ids = {hit["_id"] for hit in client.search(index=settings.index, body={
         "size": 10_000, "_source": False, "query": {"term": {"risk": "flagged"}}})["hits"]["hits"]}
     descriptions = {hit["_id"]: hit["_source"].get("description", "") for hit in client.search(
-        index=settings.index, body={"size": 10_000, "_source": source_filter(["description", "name"]),
+        index=settings.index, body={"size": 10_000, "_source": ["description", "name"],
                                     "query": {"term": {"entity": "tool"}}})["hits"]["hits"]}
     malicious = {f"{case['id']}/{name}".lower(): case for case in cases if case["label"] == "malicious"
                  for name in case.get("flagged_tools") or ()}

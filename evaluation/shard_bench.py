@@ -62,7 +62,7 @@ from toolsift.evaluation.runner import ranked_run
 from toolsift.evaluation.scale_bench import bench_catalog, drop_index, settle_index, wait_green
 from toolsift.evaluation.scale_catalog import ScaleCatalog
 from toolsift.ingest.pipeline import ingest_catalog
-from toolsift.mappings import F, source_filter, vector_field
+from toolsift.mappings import F, vector_field
 from toolsift.opensearch import connect
 from toolsift.plugin_scripts.pipelines import HYBRID_LAYOUT
 from toolsift.plugin_scripts.node import scratch_cluster
@@ -329,7 +329,7 @@ def _shard_figures(client: OpenSearch, index: str, shards: int) -> dict[str, Any
     routing_shards = int(meta.get("routing_num_shards", shards))
     by_agent, by_tool = [0] * shards, [0] * shards
     agentless, mismatched = 0, 0
-    hits = helpers.scan(client, index=index, query={"query": {"term": {F.entity: "tool"}}, "_source": source_filter([F.agent_id])},
+    hits = helpers.scan(client, index=index, query={"query": {"term": {F.entity: "tool"}}, "_source": [F.agent_id]},
                         preference="_primary", size=2000)
     for hit in hits:
         tool_id, agent = hit["_id"], (hit.get("_source") or {}).get(F.agent_id)
@@ -351,7 +351,7 @@ def _needles(client: OpenSearch, index: str, scale: ScaleCatalog) -> list[tuple[
     ids = sorted(set(firsts.values()))
     agents: dict[str, str] = {}
     for i in range(0, len(ids), 500):
-        found = client.search(index=index, body={"size": 500, "_source": source_filter([F.agent_id]),
+        found = client.search(index=index, body={"size": 500, "_source": [F.agent_id],
                                                  "query": {"ids": {"values": ids[i:i + 500]}}})["hits"]["hits"]
         agents.update({h["_id"]: str((h.get("_source") or {}).get(F.agent_id) or h["_id"]) for h in found})
     return [(qid, queries[qid], agents[tool]) for qid, tool in firsts.items() if tool in agents]

@@ -26,7 +26,6 @@ from opensearchpy.helpers import streaming_bulk
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogError, IndexingError
 from toolsift.ingest.benchmarks import load_benchmark
-from toolsift.mappings import source_filter
 from toolsift.mappings.history import history_alias, history_index_body
 from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import BulkRetry, bulk_loading
@@ -57,7 +56,7 @@ def _catalog_tenants(client: OpenSearch, catalog_alias: str, tools: Sequence[str
     for start in range(0, len(tools), 1000):
         chunk = list(tools[start : start + 1000])
         answer = client.search(index=catalog_alias, body={
-            "size": len(chunk), "_source": source_filter(["tenants"]),
+            "size": len(chunk), "_source": ["tenants"],
             "query": {"bool": {"filter": [{"ids": {"values": chunk}}, {"exists": {"field": "tenants"}}]}}})
         for hit in answer["hits"]["hits"]:
             out[hit["_id"]] = tuple(hit["_source"].get("tenants") or ())

@@ -55,7 +55,7 @@ from toolsift.ingest.screen_model import MeaningScreen, meaning_screen
 from toolsift.ingest.standardise_catalog import standardised_records
 from toolsift.ingest.vectorcache import CACHE_FILE, CachedEncoder, VectorCache
 from toolsift.ingest.version import document_builder_version
-from toolsift.mappings import AgentDoc, F, ToolDoc, source_filter, tool_routing
+from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
 from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import BulkRetry, bulk_loading, node_refused_error, refusal
 
@@ -382,7 +382,7 @@ def _existing_hashes(client: OpenSearch, index: str, ids: list[str]) -> dict[str
         chunk = ids[start : start + 1000]
         answer = client.search(
             index=index,
-            body={"size": len(chunk), "_source": source_filter([F.content_hash]), "query": {"ids": {"values": chunk}}},
+            body={"size": len(chunk), "_source": [F.content_hash], "query": {"ids": {"values": chunk}}},
         )
         for hit in answer["hits"]["hits"]:
             out[hit["_id"]] = hit["_source"].get(F.content_hash, "")

@@ -25,7 +25,7 @@ from toolsift.embedding import Embedder
 from toolsift.errors import IndexingError
 from toolsift.ingest.approvals import Doc, doc_from_dict
 from toolsift.ingest.embed import index_sources
-from toolsift.mappings import F, source_filter
+from toolsift.mappings import F
 from toolsift.mappings.index import IndexManager
 from toolsift.mappings.model import NESTED_VECTOR_FIELDS, VECTOR_FIELDS, vector_field
 from toolsift.opensearch import BulkRetry, bulk_loading
@@ -66,9 +66,7 @@ def doc_from_source(source: Mapping[str, Any]) -> Doc:
 
 
 def _stored(client: OpenSearch, index: str) -> Iterator[tuple[str, str | None, Doc]]:
-    query = {"_source": source_filter(), "query": {"match_all": {}}}
-    for hit in helpers.scan(client, index=index, query=query, preserve_order=False, size=500):
-        # the vectors excluded: on a derived-source index 2.19 leaves _routing out of hits that read them
+    for hit in helpers.scan(client, index=index, query={"query": {"match_all": {}}}, preserve_order=False, size=500):
         yield hit["_id"], hit.get("_routing"), doc_from_source(hit["_source"])
 
 

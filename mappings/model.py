@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
@@ -37,8 +37,6 @@ __all__ = [
     "tool_routing",
     "RERANK_SOURCE",
     "rerank_text",
-    "VECTOR_PATHS",
-    "source_filter",
 ]
 
 #: Bumped whenever the derived mapping changes in a way that needs a new index version.
@@ -49,10 +47,7 @@ __all__ = [
 #: 6: ``schema_quality`` and ``schema_notes`` on tools: how much of a messy parameter spec was read;
 #:    ``risk`` and ``risk_reasons``: what the screen of hostile tool text found (:mod:`toolsift.ingest.screen`).
 #: 7: ``knn_vector`` fields without doc values (the Lucene engine scores exactly from the vector files).
-#: 8: vectors kept once, in the vector files: k-NN's derived source puts them back into ``_source``
-#:    when it is read, so neither ``_source`` nor ``_recovery_source`` stores them
-#:    (:func:`~toolsift.mappings.template.build_settings`; reads name :data:`VECTOR_PATHS` as excluded).
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 7
 
 Entity = Literal["tool", "agent"]
 
@@ -250,24 +245,6 @@ VECTOR_FIELDS: tuple[str, ...] = tuple(
 )
 #: Nested fields whose sub-documents carry their own ``vector``.
 NESTED_VECTOR_FIELDS: tuple[str, ...] = ("parameters", "examples")
-#: Every ``knn_vector`` path of a tool or agent document (the top-level ``<name>_vector`` fields and
-#: the nested sub-documents' ``vector``).
-VECTOR_PATHS: tuple[str, ...] = (
-    *sorted({vector_field(n) for n in (*_vector_names(ToolDoc), *_vector_names(AgentDoc))}
-            - {vector_field(n) for n in NESTED_VECTOR_FIELDS}),
-    *(f"{n}.vector" for n in NESTED_VECTOR_FIELDS),
-)
-
-
-def source_filter(includes: Sequence[str] = ()) -> dict[str, list[str]]:
-    """A ``_source`` filter for reading tool and agent documents: ``includes`` (every field when
-    empty), never the vectors.
-
-    The vectors live once, in the vector files, and k-NN's derived source writes them back into
-    every ``_source`` it loads unless the request excludes them: a filter of includes alone would
-    read and parse each hit's vectors only to drop them (six times slower on 100 hits).
-    """
-    return {"includes": list(includes), "excludes": list(VECTOR_PATHS)}
 
 
 #: The stored fields a second-stage reranker reads (Tool-DE's expanded document minus examples,

@@ -45,7 +45,6 @@ from opensearchpy import OpenSearch
 from opensearchpy.exceptions import NotFoundError, TransportError
 
 from toolsift.errors import ClusterError, ConfigError, RankerUnavailableError
-from toolsift.mappings import VECTOR_PATHS
 from toolsift.plugin_scripts.pipelines import put_pipeline
 
 __all__ = [
@@ -97,9 +96,7 @@ def native_names(alias: str, pipeline: str | None = None) -> NativeNames:
 def template_source(candidates: int) -> str:
     """The search template's mustache source, ``candidates`` being the default number of hits."""
     text = resources.files("toolsift.plugin_scripts").joinpath("search-templates/tools.mustache").read_text("utf-8")
-    # the vectors are excluded by name: k-NN's derived source would otherwise read them into each hit
-    return text.replace("<<candidates>>", str(int(candidates))).replace("<<vector_paths>>",
-                                                                        json.dumps(list(VECTOR_PATHS)))
+    return text.replace("<<candidates>>", str(int(candidates)))
 
 
 def connector_body(role: str, ranker_url: str, token: str, timeout_s: float) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from toolsift.config import FIELDS, Retriever
 from toolsift.errors import BadQueryError
-from toolsift.mappings import RERANK_SOURCE, F, rerank_text, source_filter, vector_field
+from toolsift.mappings import RERANK_SOURCE, F, rerank_text, vector_field
 from toolsift.opensearch import cap_terms, cosine_from_lucene
 from toolsift.plugin_scripts.pipelines import HYBRID_LAYOUT
 from toolsift.query.scope import UNSCOPED, Scope
@@ -50,6 +50,7 @@ Vectors = Mapping[str, Sequence[float]]
 HIT_FIELDS: list[str] = [
     F.tool_id, F.agent_id, F.entity, f"{F.name}.keyword", F.derived, F.prerequisites, F.risk_reasons
 ]
+_NAME_KEYWORD = f"{F.name}.keyword"
 #: Stored fields loaded only when per-parameter detail is needed (queries with extracted arguments).
 PARAMETER_SOURCE: list[str] = [F.param_name, F.param_required]
 
@@ -58,9 +59,9 @@ def fetch_spec(*, with_parameters: bool = False, with_documents: bool = False) -
     """What a request fetches per hit: doc values, plus the parameter list or the reranker's
     document text (:data:`~toolsift.mappings.RERANK_SOURCE`) only when asked."""
     if with_documents:
-        return {"_source": source_filter(sorted({*PARAMETER_SOURCE, *RERANK_SOURCE})), "docvalue_fields": HIT_FIELDS}
+        return {"_source": sorted({*PARAMETER_SOURCE, *RERANK_SOURCE}), "docvalue_fields": HIT_FIELDS}
     if with_parameters:
-        return {"_source": source_filter(PARAMETER_SOURCE), "docvalue_fields": HIT_FIELDS}
+        return {"_source": PARAMETER_SOURCE, "docvalue_fields": HIT_FIELDS}
     return {"stored_fields": "_none_", "docvalue_fields": HIT_FIELDS}
 
 
@@ -70,24 +71,28 @@ def _fetch(sq: StructuredQuery, parameters: bool | None, documents: bool) -> dic
                       with_documents=documents)
 
 
+def _first(values: Mapping[str, list[Any]], name: str) -> str | None:
+    found = values.get(name)
+    return str(found[0]) if found else None
+
+
 def hit_identity(hit: Mapping[str, Any]) -> HitIdentity:
-    """Read a hit's identity from its doc values (``_id`` is absent without stored fields)."""
+    """Read a hit's identity from its doc values (``_id`` is absent without stored fields).
+
+    Runs for every hit of every first stage (about 400 a multi-need request): kept to plain lookups.
+    """
     values: Mapping[str, list[Any]] = hit.get("fields") or {}
-
-    def first(name: str) -> str | None:
-        found = values.get(name)
-        return str(found[0]) if found else None
-
-    entity = first(F.entity) or "tool"
-    agent_id = first(F.agent_id)
-    doc_id = hit.get("_id") or (agent_id if entity == "agent" else first(F.tool_id))
+    entity = _first(values, F.entity) or "tool"
+    agent_id = _first(values, F.agent_id)
+    doc_id = hit.get("_id") or (agent_id if entity == "agent" else _first(values, F.tool_id))
     if not doc_id:
         raise BadQueryError("a hit carries neither _id nor tool_id/agent_id doc values")
+    doc_id = str(doc_id)
     return HitIdentity(
-        doc_id=str(doc_id), name=first(f"{F.name}.keyword") or str(doc_id), entity=entity, agent_id=agent_id,
-        derived=tuple(str(v) for v in values.get(F.derived) or ()),
-        prerequisites=tuple(str(v) for v in values.get(F.prerequisites) or ()),
-        risk=tuple(str(v) for v in values.get(F.risk_reasons) or ()),
+        doc_id=doc_id, name=_first(values, _NAME_KEYWORD) or doc_id, entity=entity, agent_id=agent_id,
+        derived=tuple(map(str, values.get(F.derived) or ())),
+        prerequisites=tuple(map(str, values.get(F.prerequisites) or ())),
+        risk=tuple(map(str, values.get(F.risk_reasons) or ())),
     )
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolsift.errors import BadQueryError
-from toolsift.mappings import F, source_filter
+from toolsift.mappings import F
 from toolsift.opensearch import cap_terms
 from toolsift.query.scope import Scope
 from toolsift.query.structured import StructuredQuery
@@ -236,7 +236,7 @@ class QueryRewriter:
             return RewriteContext((), None)
         body = {
             "size": k,
-            "_source": source_filter(_SOURCE_FIELDS),
+            "_source": _SOURCE_FIELDS,
             "query": {
                 "bool": {
                     "must": [{"match": {F.description: cap_terms(text)}}],

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolsift.errors import BadQueryError, ClusterError, IndexMismatchError
@@ -132,16 +132,15 @@ class AgentAnswer:
     timings: Mapping[str, float]
 
 
-def _min_max(entities: list[RankedTool]) -> list[RankedTool]:
-    if not entities:
-        return entities
-    high, low = entities[0].score, entities[-1].score
+def _min_max(scores: list[float]) -> list[float]:
+    """A ranking's scores (best first) put on [0, 1]: the last is 0, the first 1 (all 1 when equal)."""
+    if not scores:
+        return scores
+    high, low = scores[0], scores[-1]
     span = high - low
-
-    def scaled(s: float) -> float:
-        return (s - low) / span if span > 1e-12 else 1.0
-
-    return [replace(e, score=scaled(e.score)) for e in entities]
+    if span <= 1e-12:
+        return [1.0] * len(scores)
+    return [(s - low) / span for s in scores]
 
 
 def _ranked(hit: Mapping[str, Any], score: float, rank: int) -> RankedTool:
@@ -270,12 +269,13 @@ class StepRetriever:
             if "error" in answer:
                 reason = answer["error"].get("reason", answer["error"]) if isinstance(answer["error"], dict) else answer["error"]
                 raise ClusterError(f"OpenSearch failed the joint first stage: {reason}")
-            entities = []
-            for i, hit in enumerate(answer["hits"]["hits"]):
-                entities.append(_ranked(hit, float(hit["_score"]), i + 1))
+            hits = answer["hits"]["hits"]
+            scores = [float(hit["_score"]) for hit in hits]
             # The hybrid pipeline already normalised (and weighted) its sub-queries; a single query's
             # scores are put on the same [0, 1] scale here, so steps compare in the merge.
-            out.append(entities if retriever == "hybrid" else _min_max(entities))
+            if retriever != "hybrid":
+                scores = _min_max(scores)
+            out.append([_ranked(hit, score, i) for i, (hit, score) in enumerate(zip(hits, scores), start=1)])
         return out
 
 

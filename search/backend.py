@@ -24,7 +24,7 @@ from opensearchpy import OpenSearch
 
 from toolsift.config import Retriever, Settings
 from toolsift.embedding import Embedder, load_embedder
-from toolsift.mappings import F, source_filter
+from toolsift.mappings import F
 from toolsift.query.scope import Scope
 from toolsift.ranker.artifact import WeightsArtifact
 from toolsift.ranker.deploy import current_weights_stamp
@@ -156,7 +156,7 @@ class SearchBackend:
             return {}
         clauses = [{"ids": {"values": ids}}, *filters, *Scope(tenant=tenant).clauses()]
         answer = self.client.search(index=self.settings.index,
-                                    body={"size": len(ids), "_source": source_filter(source), "query": {"bool": {"filter": clauses}}})
+                                    body={"size": len(ids), "_source": source, "query": {"bool": {"filter": clauses}}})
         return {hit["_id"]: dict(hit["_source"]) for hit in answer["hits"]["hits"]}
 
     def tool_sources(self, ids: Sequence[str], *, tenant: str | None) -> dict[str, dict[str, Any]]:

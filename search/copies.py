@@ -14,7 +14,7 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
-from toolsift.mappings import F, source_filter
+from toolsift.mappings import F
 from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.ranker.copies import ToolText, collapse_copies, possible_copies
 from toolsift.records import RankedTool
@@ -44,7 +44,7 @@ def answer_once(client: OpenSearch, index: str, tools: Sequence[RankedTool], *, 
     ids = possible_copies(tools)
     if not ids:  # no two servers' tools share a name: nothing to collapse, nothing to read
         return list(tools[:top_k])
-    body: dict[str, Any] = {"size": len(ids), "_source": source_filter([F.description]),
+    body: dict[str, Any] = {"size": len(ids), "_source": [F.description],
                             "query": {"bool": {"filter": [{"ids": {"values": ids}}, *scope.clauses()]}}}
     hits = client.search(index=index, body=body)["hits"]["hits"]
     descriptions = {str(hit["_id"]): str((hit.get("_source") or {}).get(F.description) or "") for hit in hits}

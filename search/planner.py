@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from toolsift.config import Retriever, Settings
@@ -178,7 +178,7 @@ def lexical_need(ranking: StepRanking, weight: float = LEXICAL_WEIGHT) -> StepRa
         >>> [(t.doc_id, t.score) for t in lexical_need(bm25, 0.9).entities]
         [('d/web', 0.9)]
     """
-    return StepRanking(LEXICAL_NEED, tuple(replace(e, score=e.score * weight) for e in ranking.entities), ())
+    return StepRanking(LEXICAL_NEED, tuple(e.rescored(e.score * weight) for e in ranking.entities), ())
 
 
 def planned_rankings(

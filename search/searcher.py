@@ -19,7 +19,7 @@ from opensearchpy import OpenSearch
 from toolsift.config import Copies, MultiNeed, Retriever, Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError, ConfigError
-from toolsift.mappings import F, source_filter
+from toolsift.mappings import F
 from toolsift.mappings.index import IndexInfo, IndexManager
 from toolsift.opensearch import cosine_from_lucene, wire_vector
 from toolsift.plugin_scripts.pipelines import ensure_pipelines
@@ -637,7 +637,7 @@ class Searcher:
         if missing:
             answer = self.client.search(
                 index=self.settings.index,
-                body={"size": len(missing), "_source": source_filter([F.name]), "query": {"ids": {"values": missing}}},
+                body={"size": len(missing), "_source": [F.name], "query": {"ids": {"values": missing}}},
             )
             for hit in answer["hits"]["hits"]:
                 self._agent_names[hit["_id"]] = str(hit["_source"].get(F.name, hit["_id"]))

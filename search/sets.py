@@ -19,7 +19,7 @@ from toolsift.config import Retriever
 from toolsift.embedding import Embedder
 from toolsift.errors import BadQueryError, ConfigError
 from toolsift.ingest.history import index_history
-from toolsift.mappings import VECTOR_PATHS, F, source_filter, vector_field
+from toolsift.mappings import F, vector_field
 from toolsift.mappings.history import history_alias
 from toolsift.opensearch import cosine_from_lucene, wire_vector
 from toolsift.query.builder import knn_score_query
@@ -170,7 +170,7 @@ class SetRecommender:
         body: list[dict[str, Any]] = []
         for vector in need_vectors:
             body += [{"index": self.searcher.settings.index}, {
-                "size": len(ids), "_source": source_filter([F.name]), "query": self._scoped(knn_score_query(field_name, wire_vector(vector), ids=ids)),
+                "size": len(ids), "_source": [F.name], "query": self._scoped(knn_score_query(field_name, wire_vector(vector), ids=ids)),
             }]
         out: dict[str, np.ndarray] = {}
         names: dict[str, str] = {}
@@ -225,8 +225,7 @@ def build_history(
     names = {}  # bundle texts carry tool names: fetch them from the catalog
     tool_ids = sorted({t for b in history.bundles.values() for t in b.tools})
     for start in range(0, len(tool_ids), 500):
-        answer = client.mget(index=alias, body={"ids": tool_ids[start : start + 500]},
-                             params={"_source_includes": F.name, "_source_excludes": ",".join(VECTOR_PATHS)})
+        answer = client.mget(index=alias, body={"ids": tool_ids[start : start + 500]}, params={"_source_includes": F.name})
         names.update({d["_id"]: str(d["_source"].get(F.name, "")) for d in answer["docs"] if d.get("found")})
     vectors = query_vectors if query_vectors is not None else encode_past_queries(embedder, history, progress)
     rng = random.Random(seed)

@@ -176,6 +176,17 @@ class RankedTool:
     via_need: str = ""
     also_on: tuple[ToolCopy, ...] = ()
 
+    def rescored(self, score: float) -> RankedTool:
+        """This tool with ``score`` instead of its own, everything else shared.
+
+        The same as ``dataclasses.replace(self, score=score)`` at a twentieth of the cost: ranking
+        stages rescore hundreds of tools a request, and ``replace`` re-reads every field's definition.
+        """
+        twin = object.__new__(RankedTool)
+        twin.__dict__.update(self.__dict__)
+        twin.__dict__["score"] = score
+        return twin
+
     @classmethod
     def from_signals(
         cls,

@@ -21,8 +21,7 @@ def test_the_replica_is_left_to_the_cluster_one_wherever_a_second_node_can_hold_
     assert index_layout(10_000, 3).replicas is None
     assert build_settings(1, None)["index"]["auto_expand_replicas"] == AUTO_REPLICAS == "0-1"
     assert "number_of_replicas" not in build_settings(1, None)["index"]
-    assert build_settings(2, 1)["index"] == {"knn": True, "knn.derived_source.enabled": True,
-                                                  "number_of_shards": 2, "number_of_replicas": 1}
+    assert build_settings(2, 1)["index"] == {"knn": True, "number_of_shards": 2, "number_of_replicas": 1}
 
 
 def test_given_shards_and_replicas_override_the_rule_and_the_rule_says_so() -> None:

@@ -12,7 +12,6 @@ from toolsift.mappings import (
     NESTED_VECTOR_FIELDS,
     SCHEMA_VERSION,
     VECTOR_FIELDS,
-    VECTOR_PATHS,
     AgentDoc,
     F,
     ParameterDoc,
@@ -20,7 +19,6 @@ from toolsift.mappings import (
     build_mappings,
     index_body,
     mapping_fingerprint,
-    source_filter,
     tool_routing,
     vector_field,
 )
@@ -187,20 +185,11 @@ def test_every_analyzer_and_similarity_the_mapping_names_is_defined_in_the_setti
     assert settings["similarity"][BASELINE_SIMILARITY] == {"type": "BM25", "k1": 1.5, "b": 0.75}
 
 
-def test_vectors_are_stored_once_by_derived_source_not_excluded_from_source() -> None:
-    """An excluded field makes OpenSearch keep the whole original as _recovery_source; derived source
-    keeps each vector only in the vector files and puts it back when a _source is read."""
+def test_every_vector_is_kept_out_of_source() -> None:
     mappings = build_mappings(DIM)
+    vectors = {path for path, _ in _knn_vectors(mappings["properties"])}
 
-    assert "_source" not in mappings
-    assert build_settings()["index"]["knn.derived_source.enabled"] is True
-
-
-def test_reads_exclude_exactly_the_mappings_vectors() -> None:
-    vectors = {path for path, _ in _knn_vectors(build_mappings(DIM)["properties"])}
-
-    assert set(VECTOR_PATHS) == vectors
-    assert source_filter(["name"]) == {"includes": ["name"], "excludes": list(VECTOR_PATHS)}
+    assert set(mappings["_source"]["excludes"]) == vectors
 
 
 def test_the_mapping_is_strict() -> None:
@@ -210,7 +199,7 @@ def test_the_mapping_is_strict() -> None:
 def test_settings_enable_knn_with_the_given_shards_and_replicas() -> None:
     index = build_settings(shards=3, replicas=2)["index"]
 
-    assert index == {"knn": True, "knn.derived_source.enabled": True, "number_of_shards": 3, "number_of_replicas": 2}
+    assert index == {"knn": True, "number_of_shards": 3, "number_of_replicas": 2}
 
 
 # --- index body, metadata and fingerprint ------------------------------------------------------------------------

@@ -11,7 +11,6 @@ import pytest
 
 from toolsift.config import DEFAULT_FIELD_WEIGHTS, FIELDS
 from toolsift.errors import BadQueryError
-from toolsift.mappings import source_filter
 from toolsift.query.scope import Scope
 from toolsift.query.builder import HIT_FIELDS, PARAMETER_SOURCE, hit_identity, QueryBuilder, parse_field_scores
 from toolsift.plugin_scripts.pipelines import HYBRID_LAYOUT
@@ -657,7 +656,7 @@ def test_a_query_with_arguments_fetches_the_parameter_list_for_per_parameter_det
     )
     body = QueryBuilder(field_weights=WEIGHTS).field_scores_body(sq, {}, "bm25", ["t1"])
 
-    assert body["_source"] == source_filter(PARAMETER_SOURCE)  # the parameter list, never the vectors
+    assert body["_source"] == PARAMETER_SOURCE
     assert "stored_fields" not in body
 
 
