@@ -179,10 +179,11 @@ class RankedTool:
     def rescored(self, score: float) -> RankedTool:
         """This tool with ``score`` instead of its own, everything else shared.
 
-        The same as ``dataclasses.replace(self, score=score)`` at a twentieth of the cost: ranking
-        stages rescore hundreds of tools a request, and ``replace`` re-reads every field's definition.
+        The same as ``dataclasses.replace(self, score=score)`` at about a sixth of the cost (1.8
+        against 11.5 µs): ranking stages rescore hundreds of tools a request, and ``replace``
+        re-reads every field's definition.
         """
-        twin = object.__new__(RankedTool)
+        twin = object.__new__(type(self))
         twin.__dict__.update(self.__dict__)
         twin.__dict__["score"] = score
         return twin
