@@ -69,6 +69,8 @@ def demo(app: AppContext, catalog: Path | None, index_alias: str) -> None:
         f"ingested {catalog.name} into {report.index}: {report.agents} agents, {report.tools} tools "
         f"({joined} joined to their agent); created {report.created}, unchanged {report.unchanged}, "
         f"rejected {len(report.rejected)} in {report.seconds:.1f}s"
+        + (f" (compacted after {report.compaction.waited_s:.0f} s: OpenSearch keeps no second copy of each tool)"
+           if report.compaction and report.compaction.compacted else "")
     )
     searcher = Searcher(client, settings, embedder)
     for query in DEMO_QUERIES:

@@ -1,6 +1,8 @@
-"""``toolsift index``: inspect and drop index versions."""
+"""``toolsift index``: inspect, compact and drop index versions."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
@@ -37,9 +39,8 @@ def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
         entity: client.count(index=info.index, body={"query": {"term": {"entity": entity}}})["count"]
         for entity in ("agent", "tool")
     }
-    primaries = client.indices.stats(index=info.index, metric="store")["indices"][info.index]["primaries"]
     merge = merge_state(client, info.index)
-    stored = int(primaries["store"]["size_in_bytes"])
+    stored = _primaries_bytes(client, info.index)
     data = {
         "alias": info.alias,
         "index": info.index,
@@ -70,6 +71,54 @@ def status(app: AppContext, index_alias: str | None, as_json: bool) -> None:
     for path, started in info.unfinished.items():
         click.echo(safe_lines(f"unfinished: the ingest of {path} started {started} and did not finish (interrupted, "
                               f"or still running); the index may hold part of it: rerun `toolsift ingest {path}`"))
+
+
+@index.command("compact")
+@_INDEX_OPTION
+@click.option("--wait", "wait_s", type=click.FloatRange(0, 3600), default=90.0, show_default=True,
+              help="Seconds to wait for OpenSearch to release the documents' history (it renews its retention "
+                   "leases every 30 s).")
+@json_flag()
+@pass_app
+def compact(app: AppContext, index_alias: str | None, wait_s: float, as_json: bool) -> None:
+    """Merge the current version to one segment a shard once no copy needs its documents' history, so
+    OpenSearch drops the second, whole-JSON copy it keeps of each document (``_recovery_source``).
+
+    Searches answer throughout, with the same tools. A copy that is down or recovering still needs the
+    history: then nothing is merged and the command exits 1.
+    """
+    from toolsift.compaction import compact as compact_index
+    from toolsift.mappings.index import IndexManager
+
+    settings = app.settings(index=index_alias)
+    client = app.client()
+    info = IndexManager(client, settings.index).require()
+    before = _segment_bytes(client, info.index)
+    done = compact_index(client, info.index, wait_s=wait_s)
+    after = _segment_bytes(client, info.index)
+    data = {"alias": info.alias, "index": info.index, **done.to_dict(),
+            "segments_bytes_before": before, "segments_bytes_after": after}
+    if as_json:
+        emit_json(data)
+    elif done.compacted:
+        click.echo(f"compacted {info.index} after {done.waited_s:.0f} s: primaries {before / 1e6:.1f} -> "
+                   f"{after / 1e6:.1f} MB")
+    else:
+        click.echo(f"not compacted: a copy of {info.index} still needed its history after {done.waited_s:.0f} s "
+                   f"(a node down or a copy recovering); run it again once the index is green")
+    if not done.compacted:
+        raise SystemExit(1)
+
+
+def _segment_bytes(client: Any, index: str) -> int:
+    """The primaries' live segments' bytes, read now (the store stats are refreshed every 10 s)."""
+    rows = client.cat.segments(index=index, format="json", bytes="b")
+    return sum(int(row["size"]) for row in rows if row.get("prirep") in ("p", "primary"))
+
+
+def _primaries_bytes(client: Any, index: str) -> int:
+    stats = client.indices.stats(index=index, metric="store")["indices"][index]["primaries"]
+    return int(stats["store"]["size_in_bytes"])
 
 
 @index.command("drop")

@@ -91,6 +91,11 @@ def ingest(
             f"failed {len(report.failed)} "
             f"in {report.seconds:.1f}s"
         )
+        if report.compaction is not None:
+            click.echo(f"compacted after {report.compaction.waited_s:.0f} s (OpenSearch no longer keeps a second copy "
+                       f"of each document)" if report.compaction.compacted else
+                       f"not compacted: a copy still needed the documents' history after "
+                       f"{report.compaction.waited_s:.0f} s; `toolsift index compact` does it later")
         if report.merge_task:
             click.echo(f"merging the {report.segments} segments into one in the background (task {report.merge_task}); "
                        f"searches answer meanwhile; `toolsift index status` says when it is merged")

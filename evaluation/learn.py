@@ -352,7 +352,7 @@ def reembed_guarded(
         raise ConfigError(f"reembed: {NO_BENCHMARK}")
     if not benchmark_guard:
         benchmarks = []
-    built = reembed_version(client, settings.index, candidate, progress=progress)
+    built = reembed_version(client, settings.index, candidate, progress=progress, compact=settings.ingest_compact)
     manager = IndexManager(client, settings.index)
     probe = f"{settings.index}-reembed-candidate"
     held: dict[str, float] = {"current": 0.0, "candidate": 0.0, "requests": 0.0}

@@ -72,7 +72,7 @@ from toolsift.ingest.pipeline import normalised_records
 from toolsift.ingest.vectorcache import CACHE_FILE, CachedEncoder, VectorCache
 from toolsift.mappings import ToolDoc, vector_field
 from toolsift.mappings.template import knn_mapping
-from toolsift.opensearch import FORCE_MERGE_TIMEOUT_S
+from toolsift.compaction import FORCE_MERGE_TIMEOUT_S
 
 __all__ = [
     "Variant",

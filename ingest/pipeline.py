@@ -32,6 +32,7 @@ from opensearchpy.exceptions import TransportError
 from opensearchpy.helpers import streaming_bulk
 
 from toolsift.access import valid_tenant
+from toolsift.compaction import Compaction
 from toolsift.config import Settings
 from toolsift.embedding import Embedder
 from toolsift.errors import CatalogRecordError, CatalogRejectedError, IndexingError
@@ -94,7 +95,8 @@ class IngestReport:
     (:mod:`toolsift.ingest.vectorcache`); ``embed_seconds`` is the time spent embedding and building the
     documents, which overlaps the bulk writes. ``merge_task`` is the force merge a new version's bulk load
     left running in the background (``ingest_merge = "background"``, a catalog larger than one in-memory
-    segment); ``segments`` the primaries' segments the load wrote before any merge.
+    segment); ``segments`` the primaries' segments the load wrote before any merge; ``compaction`` what
+    compacting the new version did (``ingest_compact``; None: not a bulk load, or not asked).
     """
 
     catalog: str
@@ -122,6 +124,7 @@ class IngestReport:
     texts_cached: int = 0
     segments: int = 0
     merge_task: str | None = None
+    compaction: Compaction | None = None
 
     @property
     def ok(self) -> bool:
@@ -153,6 +156,7 @@ class IngestReport:
             "texts_cached": self.texts_cached,
             "segments": self.segments,
             "merge_task": self.merge_task,
+            "compaction": self.compaction.to_dict() if self.compaction else None,
             "ok": self.ok,
         }
 
@@ -512,10 +516,11 @@ def ingest_catalog(
         # that `toolsift index status` names as such, and a rerun does not take it for current.
         manager.mark_unfinished(target, str(path), True)
         try:
-            with bulk_loading(client, target, merge=settings.ingest_merge) if bulk_load else nullcontext() as load:
+            with (bulk_loading(client, target, merge=settings.ingest_merge, compact=settings.ingest_compact)
+                  if bulk_load else nullcontext()) as load:
                 existing = _write(client, settings, encoder, validation, target, report, progress, prune)
             if load is not None:
-                report.segments, report.merge_task = load.segments, load.merge_task
+                report.segments, report.merge_task, report.compaction = load.segments, load.merge_task, load.compaction
         except Exception:
             if rebuild:  # a half-filled new version is never swapped in
                 client.indices.delete(index=target, ignore_unavailable=True)

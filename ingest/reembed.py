@@ -76,8 +76,10 @@ def reembed_version(
     embedder: Embedder,
     *,
     progress: Callable[[str, int, int], None] | None = None,
+    compact: bool = False,
 ) -> Reembedded:
-    """Write every document of ``alias``'s current version, embedded by ``embedder``, into a new version.
+    """Write every document of ``alias``'s current version, embedded by ``embedder``, into a new version
+    (compacted once loaded with ``compact``: :mod:`toolsift.compaction`).
 
     Raises:
         IndexMismatchError: the alias does not exist.
@@ -91,7 +93,7 @@ def reembed_version(
     target = manager.create_version(embedder.name, embedder.dimension, max(1, tools))
     written = 0
     try:
-        with bulk_loading(client, target):
+        with bulk_loading(client, target, compact=compact):
             batch: list[tuple[str, str | None, Doc]] = []
 
             def flush() -> None:

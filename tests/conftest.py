@@ -103,6 +103,16 @@ def _eval_runs_into_a_test_index() -> Iterator[None]:
     get_settings.cache_clear()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _ingests_not_compacted() -> Iterator[None]:
+    """Ingests leave new indices uncompacted (``TOOLSIFT_INGEST_COMPACT=false``): compacting waits up to 30 s
+    for OpenSearch's retention leases on every new index, and the suite builds hundreds. It changes bytes,
+    not answers; ``tests/integration/test_compaction.py`` turns it on and shows both."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TOOLSIFT_INGEST_COMPACT", "false")
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _settings_read_afresh_per_test() -> Iterator[None]:
     """The CLI builds its settings once per process; a test that sets them by environment sees them."""

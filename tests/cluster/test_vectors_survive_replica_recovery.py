@@ -10,7 +10,9 @@ vectors), and k-NN's derived source (the replay loses ``_routing``; the replica 
 
 On the cluster fixture of conftest.py (three nodes of its own, data under tmp_path), with toolsift's own
 index body: a member is killed, tools are added, changed and deleted, the member is started again, and
-its copy is read on its own (``preference=_only_nodes``).
+its copy is read on its own (``preference=_only_nodes``). The index is compacted first, as an ingest
+leaves it (:mod:`toolsift.compaction`): the history every copy has is dropped, what the killed member
+misses afterwards is kept for it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
+from toolsift.compaction import compact
 from toolsift.config import Settings
 from toolsift.mappings import index_body
 from toolsift.opensearch import connect
@@ -82,6 +85,8 @@ def test_a_replica_that_replays_missed_writes_keeps_every_tools_vectors_and_rout
         client.index(index=INDEX, id=f"t{n}", body=_tool(n), routing=AGENT)
     client.indices.flush(index=INDEX)
     assert _wait(client, status="green")["status"] == "green"
+    # compacted as an ingest leaves it: every copy drops the history all three already have
+    assert compact(client, INDEX).compacted
 
     manager = client.cat.cluster_manager(format="json")[0]["node"]
     victim = next(member for member in cluster.members if member.name != manager)
