@@ -411,7 +411,9 @@ def opensearch_bench(app: AppContext, dataset_dirs: tuple[Path, ...], max_querie
     query then runs three ways: `toolsift search`; the plain hybrid first stage sent straight to
     OpenSearch; the stored search template with ?search_pipeline=. Prints NDCG@10 of both rankings and
     their difference (the bar: within 0.005), identical top-10s, and p50 / p95 latency of each path and
-    of the time the pipeline adds. Needs the node with ml-commons (`toolsift node start --ml-commons`).
+    of the time the pipeline adds, and the pipeline's time per hop (the service's two calls run in
+    process, OpenSearch's search, and the rest: ml-commons' connectors and the HTTP round trips). Needs
+    the node with ml-commons (`toolsift node start --ml-commons`).
     """
     from toolsift.embedding import load_embedder
     from toolsift.evaluation.native_bench import run_native_bench
@@ -429,6 +431,10 @@ def opensearch_bench(app: AppContext, dataset_dirs: tuple[Path, ...], max_querie
          r["latency_ms"]["plain"].get("p50"), r["latency_ms"]["plain"].get("p95"),
          r["latency_ms"]["opensearch"].get("p50"), r["latency_ms"]["opensearch"].get("p95"),
          r["added_ms"].get("p50"), r["added_ms"].get("p95")] for r in figures["datasets"]]))
+    hops = ("first_stage_service", "search", "ranking_service", "connectors_and_http")
+    click.echo(table(["pipeline per hop, p50 (ms)", "service: first stage", "OpenSearch search", "service: ranking",
+                      "connectors + HTTP"], [
+        [r["dataset"], *(r["native_hops_ms"][h].get("p50") for h in hops)] for r in figures["datasets"]]))
     click.echo(f"equivalent within {figures['tolerance']}: {'yes' if figures['equivalent'] else 'NO'}")
     out = json_out or Path("bench-opensearch.json")
     write_json(out, figures)

@@ -14,10 +14,17 @@ its own process on loopback with a fresh token, and ``toolsift deploy opensearch
 Figures: NDCG@10 of both rankings and their difference, how many queries got the identical top 10, and
 p50 / p95 of each path and of the per-query added time (native minus plain). Three warm-up queries
 are not timed. The deployment is removed afterwards.
+
+**Per hop**: the native path's time split into what the service does for each of its two calls, run
+here in process on the same code (:class:`~toolsift.search.native.NativeStages`; the query encoded
+afresh, as the service's first call does), OpenSearch's search of the first stage the service built,
+and the rest: ml-commons' connectors and processors and the two HTTP round trips (the native time
+minus the three).
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -36,7 +43,7 @@ from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.plugin_scripts.native import native_names
 from toolsift.query.structured import StructuredQuery
 from toolsift.search import Searcher
-from toolsift.search.native import deploy_native, remove_native, template_params
+from toolsift.search.native import NativeStages, deploy_native, remove_native, template_params
 
 __all__ = ["run_native_bench", "EQUIVALENCE_TOLERANCE"]
 
@@ -104,6 +111,9 @@ def _one_dataset(
         runs: dict[str, dict[str, dict[str, float]]] = {"toolsift": {}, "opensearch": {}}
         times: dict[str, list[float]] = {"toolsift": [], "plain": [], "opensearch": []}
         added: list[float] = []
+        hops: dict[str, list[float]] = {"first_stage_service": [], "search": [], "ranking_service": [],
+                                        "connectors_and_http": []}
+        stages = NativeStages(local, lambda: client, embedder)
         identical = 0
         for done, qid in enumerate([*qids[:_WARMUP], *qids], start=1 - _WARMUP):
             query = benchmark.queries[qid]
@@ -125,8 +135,12 @@ def _one_dataset(
                                             params={"search_pipeline": names.pipeline})
             t_native = time.perf_counter() - t0
             theirs = [str(h["_id"]) for h in answer["hits"]["hits"][:_TOP]]
+            split = _hops(client, stages, embedder, alias, names.template, query, plain_pipeline)
             if done <= 0:
                 continue  # warm-up
+            for name, ms in split.items():
+                hops[name].append(ms)
+            hops["connectors_and_http"].append(t_native * 1000 - sum(split.values()))
             runs["toolsift"][qid] = ranked_run(mine, _TOP)
             runs["opensearch"][qid] = ranked_run(theirs, _TOP)
             identical += mine == theirs
@@ -150,4 +164,25 @@ def _one_dataset(
         "identical_top10": identical,
         "latency_ms": {name: latency_summary(values) for name, values in times.items()},
         "added_ms": latency_summary(added),
+        "native_hops_ms": {name: latency_summary(values) for name, values in hops.items()},
     }
+
+
+def _hops(client: OpenSearch, stages: NativeStages, embedder: Embedder, alias: str, template: str,
+          query: str | StructuredQuery, pipeline: str | None) -> dict[str, float]:
+    """The native path's parts for ``query`` (ms), each run as the pipeline runs it: the service's first
+    stage (the template's toolsift request in, the query encoded afresh), OpenSearch's search of the body
+    it returns, the service's ranking of those hits."""
+    rendered = client.render_search_template(body={"id": template, "params": template_params(query)})
+    request = rendered["template_output"]["ext"]["ml_inference"]["toolsift"]
+    embedder.clear_query_cache()
+    t0 = time.perf_counter()
+    body = json.loads(stages.first_stage(alias, request)["body"])
+    t1 = time.perf_counter()
+    hits = client.search(index=alias, body=body, params={"search_pipeline": pipeline} if pipeline else {})
+    t2 = time.perf_counter()
+    ids = [str(hit["_source"].get("tool_id")) for hit in hits["hits"]["hits"]]
+    stages.rank_hits(alias, ids, body["ext"]["ml_inference"]["toolsift"])
+    t3 = time.perf_counter()
+    return {"first_stage_service": (t1 - t0) * 1000, "search": (t2 - t1) * 1000,
+            "ranking_service": (t3 - t2) * 1000}
