@@ -41,7 +41,7 @@ HISTORY_WAIT_S = 90.0
 #: A force merge rebuilds the HNSW graph where it cannot reuse one: minutes on a large catalog.
 FORCE_MERGE_TIMEOUT_S = 900
 
-_SHARD_STATS = ("indices.*.shards.*.routing.primary,indices.*.shards.*.seq_no,"
+_SHARD_STATS = ("indices.*.shards.*.seq_no,"
                 "indices.*.shards.*.commit.user_data.local_checkpoint,"
                 "indices.*.shards.*.retention_leases.leases.retaining_seq_no")
 
