@@ -89,13 +89,14 @@ def compact(app: AppContext, index_alias: str | None, wait_s: float, as_json: bo
     """
     from toolsift.compaction import compact as compact_index
     from toolsift.mappings.index import IndexManager
+    from toolsift.opensearch import primary_segment_bytes
 
     settings = app.settings(index=index_alias)
     client = app.client()
     info = IndexManager(client, settings.index).require()
-    before = _segment_bytes(client, info.index)
+    before = primary_segment_bytes(client, info.index)
     done = compact_index(client, info.index, wait_s=wait_s)
-    after = _segment_bytes(client, info.index)
+    after = primary_segment_bytes(client, info.index)
     data = {"alias": info.alias, "index": info.index, **done.to_dict(),
             "segments_bytes_before": before, "segments_bytes_after": after}
     if as_json:
@@ -108,12 +109,6 @@ def compact(app: AppContext, index_alias: str | None, wait_s: float, as_json: bo
                    f"(a node down or a copy recovering); run it again once the index is green")
     if not done.compacted:
         raise SystemExit(1)
-
-
-def _segment_bytes(client: Any, index: str) -> int:
-    """The primaries' live segments' bytes, read now (the store stats are refreshed every 10 s)."""
-    rows = client.cat.segments(index=index, format="json", bytes="b")
-    return sum(int(row["size"]) for row in rows if row.get("prirep") in ("p", "primary"))
 
 
 def _primaries_bytes(client: Any, index: str) -> int:

@@ -27,7 +27,7 @@ from toolsift.config import IngestMerge, Settings
 from toolsift.errors import ClusterError
 
 __all__ = ["connect", "make_client", "check_plugins", "ensure_index", "bulk_loading", "BulkLoad", "MergeState",
-           "merge_state", "primary_segments", "wait_for_merge", "REQUIRED_PLUGINS",
+           "merge_state", "primary_segments", "primary_segment_bytes", "wait_for_merge", "REQUIRED_PLUGINS",
            "PluginReport", "cap_terms", "cosine_from_lucene", "TERM_BUDGET", "WholeAnswerTransport",
            "LOST_COPY_FAILURES", "FastJSONSerializer", "wire_vector", "BulkRetry", "refusal", "node_refused_error"]
 
@@ -254,9 +254,19 @@ def _primaries(client: OpenSearch, index: str) -> int:
     return int(client.indices.get_settings(index=index)[index]["settings"]["index"]["number_of_shards"])
 
 
+def _primary_segment_rows(client: OpenSearch, index: str, **params: str) -> list[dict[str, Any]]:
+    rows = client.cat.segments(index=index, format="json", **params)
+    return [row for row in rows if row.get("prirep") in ("p", "primary")]
+
+
 def primary_segments(client: OpenSearch, index: str) -> int:
     """How many segments the primaries of ``index`` hold (searchable or not)."""
-    return sum(1 for row in client.cat.segments(index=index, format="json") if row.get("prirep") in ("p", "primary"))
+    return len(_primary_segment_rows(client, index))
+
+
+def primary_segment_bytes(client: OpenSearch, index: str) -> int:
+    """The bytes of the primaries' segments, read now (the store size in ``_stats`` is refreshed every 10 s)."""
+    return sum(int(row["size"]) for row in _primary_segment_rows(client, index, bytes="b"))
 
 
 def merge_state(client: OpenSearch, index: str) -> MergeState:
