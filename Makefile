@@ -60,12 +60,12 @@ typecheck: setup
 	rm -rf build/typecheck build/lib && $(BIN)/pip install --quiet --no-deps --target build/typecheck .
 	cd build/typecheck && ../../$(BIN)/mypy --config-file ../../pyproject.toml -p toolsift
 
-# The shipped encoder (toolsift/models/tool-embed-minilm): Tool-Embed trained again from the pinned training
+# The shipped encoder (encoders/models/tool-embed-minilm): Tool-Embed trained again from the pinned training
 # pairs (the record in that folder holds their SHA-256) — about an hour on two CPU cores, minutes on a GPU.
 TRAIN_PAIRS ?= ../shared/datasets/train
 tool-embed: setup
 	$(BIN)/toolsift train embedder $(TRAIN_PAIRS) --lora-rank 16 --lr 1e-4 --name tool-embed-minilm \
-	  --out build/embedders --ship toolsift/models
+	  --out build/embedders --ship encoders/models
 
 clean:
 	-$(BIN)/toolsift node stop

@@ -54,7 +54,7 @@ from toolsift.errors import ClusterError
 from toolsift.metrics_view import TENANT_LABEL, caller_tenant, exposition
 from toolsift.query.structured import MAX_QUERY_CHARS
 from toolsift.search.definitions import Format
-from toolsift.search.feedback import MAX_OUTCOMES, ToolOutcome
+from toolsift.learning.feedback import MAX_OUTCOMES, ToolOutcome
 from toolsift.webguard import (
     RequestGuard,
     answer_errors,
@@ -291,7 +291,7 @@ def create_app(
 
 def default_service(settings: Settings) -> ToolSearchService:
     """Connect, load the embedding model when the retriever needs one, and open the searcher."""
-    from toolsift.embedding import load_embedder
+    from toolsift.encoders.embedding import load_embedder
     from toolsift.opensearch import connect
 
     client = connect(settings)

@@ -8,9 +8,9 @@ the tools as ready-to-call definitions (:mod:`toolsift.search.definitions`) capp
 JSON for the same call.
 
 Every answer carries a fresh ``request_id``; with the query log on, the search is logged under it,
-with the caller's tenant and key and the tools handed over (:func:`toolsift.search.querylog.issuing`),
+with the caller's tenant and key and the tools handed over (:func:`toolsift.learning.querylog.issuing`),
 and feedback on it (``/v1/feedback``, a forwarded ``call_tool``) is accepted only from that key and
-only on those tools (:class:`~toolsift.search.feedback.FeedbackStore`).
+only on those tools (:class:`~toolsift.learning.feedback.FeedbackStore`).
 
 Two options shape a search's tool list (:class:`ToolQuery`):
 
@@ -41,20 +41,20 @@ from opensearchpy import OpenSearch
 
 from toolsift.access import Principal
 from toolsift.config import Copies, McpSource, MultiNeed, Retriever, RiskyTools, Settings
-from toolsift.embedding import Embedder
+from toolsift.encoders.embedding import Embedder
 from toolsift.errors import BadQueryError, ForbiddenError, NotFoundError
 from toolsift.mappings import F
 from toolsift.records import RankedTool
 from toolsift.search.backend import SearchBackend
 from toolsift.search.definitions import TOKENIZER, Fitted, Format, ToolDefinition
-from toolsift.search.feedback import FeedbackStore, ToolOutcome
-from toolsift.search.querylog import issuing
-from toolsift.search.records import RequestedLevel, SearchRequest, SearchResponse, explanation
+from toolsift.learning.feedback import FeedbackStore, ToolOutcome
+from toolsift.learning.querylog import issuing
+from toolsift.search.request import MAX_SERVED_TOP_K, RequestedLevel, SearchRequest, SearchResponse, explanation
 
 __all__ = ["Filters", "ToolQuery", "CallTarget", "ToolSearchService", "PinnedToolError", "MAX_TOP_K", "MAX_PINNED"]
 
 #: The most tools (or agents) one agent call may ask for.
-MAX_TOP_K = 100
+MAX_TOP_K = MAX_SERVED_TOP_K  # the schemas of the search API and the MCP server bound top_k by it
 #: The most tools one search may pin.
 MAX_PINNED = 50
 
@@ -132,16 +132,14 @@ class ToolSearchService:
     # --- calls ------------------------------------------------------------------------------------
     def search(self, who: Principal, call: ToolQuery) -> dict[str, Any]:
         """Tools (or agents) for ``call``, as ``who`` may see them, with ready-to-call definitions."""
-        if not 1 <= call.top_k <= MAX_TOP_K:
-            raise BadQueryError(f"top_k must be between 1 and {MAX_TOP_K}, got {call.top_k}")
         pinned = self._pinned(who, call.pinned)
+        request_id = _request_id()
         request = SearchRequest(
             query=call.query, steps=call.steps, level=call.level, top_k=call.top_k, retriever=call.retriever,
             agents=call.filters.agent_ids, tags=call.filters.tags, tenant=who.tenant, explain=call.explain,
             instruction=call.instruction, multi_need=call.multi_need, risky=call.risky,
-            copies=call.copies,
+            copies=call.copies, request_id=request_id,
         )
-        request_id = _request_id()
         with issuing(request_id, tenant=who.tenant, key=who.name) as issue:
             answer = self._answer(who, call, self.backend.search(request), request_id, pinned)
             # Logged in the search's own order, pinned tools last: feedback is accepted on every tool
@@ -152,8 +150,9 @@ class ToolSearchService:
 
     def toolset(self, who: Principal, call: ToolQuery) -> dict[str, Any]:
         """PTR's precise tool set for ``call`` (from the index's history when it has one)."""
-        request = SearchRequest(query=call.query, level="set", tenant=who.tenant, instruction=call.instruction)
         request_id = _request_id()
+        request = SearchRequest(query=call.query, level="set", tenant=who.tenant, instruction=call.instruction,
+                                request_id=request_id)
         with issuing(request_id, tenant=who.tenant, key=who.name) as issue:
             response = self.backend.search(request)
             assert response.tool_set is not None

@@ -34,7 +34,7 @@ FLAGGED_SHOWN = 20
 
 
 def flagged_table(flagged: Sequence[Any]) -> str:
-    """The records kept with notes (:class:`~toolsift.ingest.records.FlaggedRecord`) as a table."""
+    """The records kept with notes (:class:`~toolsift.ingest.raw_records.FlaggedRecord`) as a table."""
     shown = table(["position", "id", "schema", "notes"], [
         [f.position, f.record_id, f.quality, "; ".join(f.notes)] for f in flagged[:FLAGGED_SHOWN]
     ])

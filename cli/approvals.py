@@ -77,7 +77,7 @@ def _decide(app: AppContext, doc_ids: tuple[str, ...], index_alias: str | None, 
     for doc_id in ids:
         if approve:
             if embedder is None:
-                from toolsift.embedding import load_embedder
+                from toolsift.encoders.embedding import load_embedder
 
                 embedder = load_embedder(settings)
             approve_pending(client, settings, embedder, doc_id, by="cli")

@@ -46,9 +46,9 @@ def latency(app: AppContext, dataset_dir: Path, json_out: Path | None, max_queri
     full-doc and multi-field next to a plain BM25 match and the dense floor (encode + one k-NN
     query), all measured in this run on the same index.
     """
-    from toolsift.evaluation.bench import run_bench
+    from toolsift.bench.search_bench import run_bench
     from toolsift.cli._progress import progress_bars
-    from toolsift.embedding import load_embedder
+    from toolsift.encoders.embedding import load_embedder
 
     settings = app.settings()
     embedder = load_embedder(settings)
@@ -93,8 +93,8 @@ def load(app: AppContext, dataset_dir: Path, clients: str, step_seconds: float, 
     benchmark's queries: requests/s, p50/p95/p99 and errors per step, the capacity at p95 <= the
     target held for --hold-seconds, and the API's p50 and capacity as ratios to the floor's.
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.load import run_load
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.bench.load import run_load
     from toolsift.ingest.benchmarks import load_benchmark
     from toolsift.evaluation.runner import ensure_eval_index
     from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
@@ -175,8 +175,8 @@ def failover(
     """
     import tempfile
 
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.failover import PHASES, read_queries, run_failover
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.bench.failover import PHASES, read_queries, run_failover
 
     if (dataset_dir is None) == (queries_file is None):
         raise click.UsageError("give DATASET_DIR or --queries FILE (one of them)")
@@ -255,9 +255,9 @@ def rerank(
     candidate texts included); each configuration is timed in-process and through `toolsift serve
     ranker` (one request at a time, then --concurrency clients, so cross-request batching shows).
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.failover import read_queries
-    from toolsift.evaluation.rerank_bench import run_rerank_bench
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.bench.failover import read_queries
+    from toolsift.bench.rerank_bench import run_rerank_bench
 
     if (dataset_dir is None) == (queries_file is None):
         raise click.UsageError("give DATASET_DIR or --queries FILE (one of them)")
@@ -307,7 +307,7 @@ def screen(app: AppContext, injection_set: Path | None, catalogs: tuple[Path, ..
            json_out: Path | None) -> None:
     """Precision and recall of the ingest screen of hostile tool text on a labelled injection set.
 
-    INJECTION_SET (default: the bundled one, evaluation/data/injection_set.json) holds small MCP
+    INJECTION_SET (default: the bundled one, screen/data/injection_set.json) holds small MCP
     servers labelled malicious (tool poisoning) or benign (look-alikes); they are ingested as one
     catalog through the real loader and normaliser and screened as `toolsift ingest` screens (the
     patterns and the multilingual meaning screen). Scores per case and per tool, on all cases, on each
@@ -315,7 +315,7 @@ def screen(app: AppContext, injection_set: Path | None, catalogs: tuple[Path, ..
     per language; the screen's cost per tool. --catalog screens real catalogs too: every flagged tool of
     a public catalog is a false positive.
     """
-    from toolsift.evaluation.screen_bench import run_catalog_screen, run_screen_bench
+    from toolsift.screen.screen_bench import run_catalog_screen, run_screen_bench
 
     figures = run_screen_bench(injection_set, meaning=not patterns_only)
     meaning = figures["meaning_screen"]
@@ -374,8 +374,8 @@ def prompts(app: AppContext, injection_set: Path | None, use_llm: bool, limit: i
     that carry hostile text or change a tool's parameters, and what of it reaches the indexed documents
     and the structured queries (after the guards: 0 parameter changes, 0 flagged tools shown).
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.prompt_bench import run_prompt_bench
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.standardise.prompt_bench import run_prompt_bench
 
     settings = app.settings()
     figures = run_prompt_bench(app.client(), settings, load_embedder(settings), injection_set,
@@ -415,8 +415,8 @@ def opensearch_bench(app: AppContext, dataset_dirs: tuple[Path, ...], max_querie
     process, OpenSearch's search, and the rest: ml-commons' connectors and the HTTP round trips). Needs
     the node with ml-commons (`toolsift node start --ml-commons`).
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.native_bench import run_native_bench
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.bench.native_bench import run_native_bench
 
     settings = app.settings()
     figures = run_native_bench(app.client(), settings, load_embedder(settings), list(dataset_dirs),
@@ -460,8 +460,8 @@ def freshness(app: AppContext, catalog: Path, tools: int, changes: int, searcher
     new text is the freshness (p50 / p95 / max; the target is p95 <= 5 s). Searches run throughout:
     their latency while a change syncs against their latency otherwise.
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.freshness import run_freshness_bench
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.bench.freshness import run_freshness_bench
 
     if catalog.is_dir():
         catalog = catalog / "tools.json"
@@ -508,8 +508,8 @@ def outage(app: AppContext, dataset_dir: Path, clients: int, up_seconds: float, 
     is killed and restarted: errors only while it is down, each a clean 503 (MCP: a tool error), and
     the first full answer after its return.
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.outage import run_outage_drill
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.bench.outage import run_outage_drill
     from toolsift.ingest.benchmarks import load_benchmark
     from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 
@@ -563,7 +563,7 @@ def catalog(tools: int, needles: str, max_queries: int | None, seed: int, fork_s
     ids), so NDCG@10 and tool R@5 can be measured at any size. Near-duplicates of the needles are
     distractors with other ids. Ingest it with `toolsift ingest OUT/catalog.json --format mcp`.
     """
-    from toolsift.evaluation.scale_catalog import generate_catalog
+    from toolsift.bench.scale_catalog import generate_catalog
 
     scale = generate_catalog(out_dir, tools=tools, needles=needles, seed=seed, queries=max_queries,
                              datasets=datasets, fork_share=fork_share)
@@ -645,8 +645,8 @@ def scale(app: AppContext, sizes: str, nodes: int, existing: bool, needles: str,
     --clients clients for --seconds each; the index deleted. Then each figure's growth with size and its
     projection. Sizes already in --out are not measured again (--redo starts over).
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.scale_bench import growth_rows, quality_rows, run_scale_bench, summary_rows
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.bench.scale_bench import growth_rows, quality_rows, run_scale_bench, summary_rows
 
     asked, projected = _sizes_option(sizes, "--sizes"), _sizes_option(project, "--project", allow_empty=True)
     sets = _needles_option(needles)
@@ -680,7 +680,7 @@ def scale(app: AppContext, sizes: str, nodes: int, existing: bool, needles: str,
 
 def _needles_option(value: str) -> list[str]:
     """A comma-separated list of needle sets (or ``all``), each once, in the order given."""
-    from toolsift.evaluation.scale_catalog import NEEDLE_SETS
+    from toolsift.bench.scale_catalog import NEEDLE_SETS
 
     names = list(NEEDLE_SETS) if value.strip().lower() == "all" else \
         list(dict.fromkeys(p.strip().lower() for p in value.split(",") if p.strip()))
@@ -732,8 +732,8 @@ def shards_bench(app: AppContext, tools_count: str, shard_counts: str, replicas:
     agent routing (and by tool id), the tenant's nested parameter k-NN hits and recall against exact
     search, primary vs replica top 10; then search latency, every index and variant interleaved.
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.shard_bench import markdown_tables, run_shard_bench
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.bench.shard_bench import markdown_tables, run_shard_bench
 
     [tools] = _sizes_option(tools_count, "--tools")
     counts = _sizes_option(shard_counts, "--shards")
@@ -763,8 +763,8 @@ def ingest_bench(app: AppContext, catalog: Path, fmt: str | None, json_out: Path
     re-ingest into a fresh index (the vector cache holding the catalog's texts: tools/s) and the same
     documents bulk indexed alone (the node's own share). The bench's cache is a temporary folder.
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.ingest_bench import run_ingest_bench
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.bench.ingest_bench import run_ingest_bench
 
     settings = app.settings()
     figures = run_ingest_bench(app.client(), settings, load_embedder(settings), catalog, fmt=fmt,
@@ -817,8 +817,8 @@ def node_loss(app: AppContext, dataset_dir: Path, clients: int, kills: tuple[str
     (each failure kind, with its count), the health timeline, the catalog's count and content digest
     before and after, and how soon each live change was searchable.
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.nodeloss import drill_cluster, run_node_loss_drill
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.bench.nodeloss import drill_cluster, run_node_loss_drill
     from toolsift.ingest.benchmarks import load_benchmark
     from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 
@@ -880,7 +880,7 @@ def encoder_bench(app: AppContext, dataset_dirs: tuple[Path, ...], backends: str
     the description and the overview (NDCG@10, Recall@5; no HNSW). A backend that moves no NDCG@10 by
     0.005 or more is a drop-in replacement for torch. Needs no OpenSearch.
     """
-    from toolsift.evaluation.encoder_bench import FIELDS, run_encoder_bench
+    from toolsift.bench.encoder_bench import FIELDS, run_encoder_bench
 
     figures = run_encoder_bench(app.settings(), list(dataset_dirs), backends=[b.strip() for b in backends.split(",")],
                                 rounds=rounds, progress=lambda m: click.echo(m, err=True))
@@ -932,8 +932,8 @@ def vectors_bench(app: AppContext, tools: int, needles: str, seed: int, max_quer
     client, variants interleaved), vector bytes on disk and RAM per tool, build seconds. The bench
     indices (toolsift-bench-vectors-*) are deleted at the end.
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.vector_bench import DEFAULT_VARIANTS, markdown_table, run_vector_bench
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.bench.vector_bench import DEFAULT_VARIANTS, markdown_table, run_vector_bench
 
     variants = list(DEFAULT_VARIANTS)
     if only:
@@ -979,9 +979,9 @@ def embedder_bench(app: AppContext, models: tuple[str, ...], datasets: Path | No
     which benchmarks share a source with the training data.
     """
     from toolsift.cli._progress import progress_bars
-    from toolsift.embedding import BUNDLED_MODEL
-    from toolsift.evaluation.embedder_bench import embedder_table, run_embedder_bench
-    from toolsift.evaluation.scale_catalog import default_datasets_dir
+    from toolsift.encoders.embedding import BUNDLED_MODEL
+    from toolsift.encoders.encoder_eval import embedder_table, run_embedder_bench
+    from toolsift.bench.scale_catalog import default_datasets_dir
 
     measured = [BUNDLED_MODEL] * baseline + list(models)
     if not measured:
@@ -1032,9 +1032,9 @@ def feedback(app: AppContext, dataset_dir: Path, events_spec: str, test_queries:
     the one that worked; weights learned with and without the key cap show what it moved. Each point
     is also recorded as an eval run (the workbench's metrics page).
     """
-    from toolsift.embedding import load_embedder
+    from toolsift.encoders.embedding import load_embedder
     from toolsift.cli._progress import progress_bars
-    from toolsift.evaluation.feedback_sim import plot_curve, run_feedback_curve
+    from toolsift.learning.feedback_sim import plot_curve, run_feedback_curve
 
     try:
         checkpoints = sorted({int(part) for part in events_spec.split(",") if part.strip()})

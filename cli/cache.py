@@ -27,7 +27,7 @@ def import_command(app: AppContext, path: Path, queries: Path | None, model: str
     """Load published LLM outputs (e.g. ../shared/datasets/mftr/apibank) so rewrites and
     standardised documents are available offline. Every record is validated before any is stored."""
     from toolsift.llm import LLMCache
-    from toolsift.ingest.published import import_published
+    from toolsift.standardise.published import import_published
 
     report = import_published(LLMCache(app.settings().llm_cache_path), path, queries=queries, model=model)
     if as_json:

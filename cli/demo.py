@@ -38,11 +38,11 @@ def demo(app: AppContext, catalog: Path | None, index_alias: str) -> None:
     """Start the local node, ingest LiveMCPBench (70 servers, 527 tools) and run a few searches: tools, an
     agent, and a precise tool set (cold start: the demo catalog has no history)."""
     from toolsift.cli.search import render_result, render_set
-    from toolsift.embedding import load_embedder
+    from toolsift.encoders.embedding import load_embedder
     from toolsift.errors import CatalogError
     from toolsift.ingest.pipeline import ingest_catalog
     from toolsift.search import Searcher
-    from toolsift.search.sets import SetRecommender
+    from toolsift.sets.recommender import SetRecommender
 
     settings = app.settings(index=index_alias)
     catalog = catalog or _default_catalog()

@@ -23,7 +23,7 @@ __all__ = ["eval_command", "EvalGroup", "legacy_args", "render_mftr", "render_ag
 
 if TYPE_CHECKING:
     from toolsift.config import Settings
-    from toolsift.embedding import Embedder
+    from toolsift.encoders.embedding import Embedder
     from toolsift.evaluation.evalruns import EvalRunRow
     from toolsift.evaluation.mftr.inputs import MFTRInputs
 
@@ -183,7 +183,7 @@ def eval_agents(app: AppContext, dataset_dir: Path, retriever: str, limit: int |
     decomposition, an agent-only index and the other retrievers."""
     from toolsift.cli._progress import progress_bars
     from toolsift.evaluation import evalruns
-    from toolsift.evaluation.agents import run_agent_eval
+    from toolsift.agents.agent_eval import run_agent_eval
 
     settings, embedder, started = _start(app)
     with progress_bars(not quiet) as progress:
@@ -211,7 +211,7 @@ def eval_requests(app: AppContext, dataset_dir: Path, limit: int | None, no_peer
     bench extra): tool R@5/R@10 by name, agent R@5/nDCG@5, p50/p95, on all tasks and each half."""
     from toolsift.cli._progress import progress_bars
     from toolsift.evaluation import evalruns
-    from toolsift.evaluation.requests import run_request_eval, save_rewrites as save
+    from toolsift.evaluation.request_eval import run_request_eval, save_rewrites as save
 
     if save_rewrites is not None and not llm_rewrite:
         raise click.UsageError("--save-rewrites saves the --llm-rewrite row's rewrites: add --llm-rewrite")
@@ -240,7 +240,7 @@ def eval_sets(app: AppContext, dataset_dir: Path, no_history: bool, json_out: Pa
     query's set, dense top-3, dense top-|gold| as an oracle)."""
     from toolsift.cli._progress import progress_bars
     from toolsift.evaluation import evalruns
-    from toolsift.evaluation.sets import SET_MEASURES, run_set_eval
+    from toolsift.sets.set_eval import SET_MEASURES, run_set_eval
 
     settings, embedder, started = _start(app)
     with progress_bars(not quiet) as progress:
@@ -262,7 +262,7 @@ def eval_sets(app: AppContext, dataset_dir: Path, no_history: bool, json_out: Pa
 
 
 def _start(app: AppContext) -> tuple[Settings, Embedder, float]:
-    from toolsift.embedding import load_embedder
+    from toolsift.encoders.embedding import load_embedder
 
     settings = app.settings()
     return settings, load_embedder(settings), time.perf_counter()
@@ -287,7 +287,7 @@ def _finish(app: AppContext, settings: Settings, json_out: Path | None, data: di
 
 def render_requests(result: dict[str, Any]) -> str:
     """The whole-request evaluation as markdown: every row on all tasks, then the halves, then the protocol."""
-    from toolsift.evaluation.requests import REQUEST_MEASURES
+    from toolsift.evaluation.request_eval import REQUEST_MEASURES
 
     rows = result["rows"]
     lines = [f"## {result['dataset']} · whole requests · {result['n_tasks']} tasks · top 10", ""]
@@ -309,7 +309,7 @@ def render_requests(result: dict[str, Any]) -> str:
 
 def render_agents(result: dict[str, Any]) -> str:
     """The agent-level evaluation as markdown: one row per method, then the protocol in words."""
-    from toolsift.evaluation.agents import AGENT_MEASURES
+    from toolsift.agents.agent_eval import AGENT_MEASURES
 
     protocol = result["protocol"]
     lines = [f"## {result['dataset']} · agent level · {result['embedding_model']} · {result['n_queries']} tasks", ""]

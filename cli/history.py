@@ -36,10 +36,10 @@ def load(
     folder has them, else from qrels/<split>.tsv (each distinct relevant set is a bundle). The new
     history is built beside the old one and swapped in only when complete.
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.ingest.history import load_history
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.sets.history_import import load_history
     from toolsift.search import Searcher
-    from toolsift.search.sets import build_history
+    from toolsift.sets.recommender import build_history
 
     settings = app.settings(index=index_alias)
     client = app.client()
@@ -64,7 +64,7 @@ def load(
 @pass_app
 def show(app: AppContext, index_alias: str | None) -> None:
     """Show the history index's size, source and calibrated PTR parameters."""
-    from toolsift.ranker.history import HistoryStore
+    from toolsift.sets.history_store import HistoryStore
 
     settings = app.settings(index=index_alias)
     store = HistoryStore(app.client(), settings.index)

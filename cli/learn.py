@@ -12,7 +12,7 @@ from toolsift.cli._output import emit_json, table
 from toolsift.cli.options import index_option, json_flag, retriever_option
 
 if TYPE_CHECKING:
-    from toolsift.evaluation.learn import GuardReport
+    from toolsift.learning.learner import GuardReport
 
 
 @click.group()
@@ -81,9 +81,9 @@ def learn_weights_command(app: AppContext, retriever: str, tenant: str | None, h
     weights artifact either way; exit code 0 when the guard passed, 1 when it did not (nothing is
     promoted here).
     """
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.learn import learn_weights
-    from toolsift.ranker.feedback_pairs import LearningPolicy
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.learning.learner import learn_weights
+    from toolsift.learning.feedback_pairs import LearningPolicy
 
     settings = app.settings()
     policy = LearningPolicy(propensity_eta=eta, key_cap=settings.learn_key_cap if key_cap is None else key_cap,
@@ -136,9 +136,9 @@ def reembed_command(app: AppContext, model: str, retriever: str, benchmarks: tup
     Exit code 0 when the alias was swapped (or, with --no-swap, the guard passed), 1 otherwise.
     """
     from toolsift.cli._progress import progress_bars
-    from toolsift.embedding import load_embedder
-    from toolsift.evaluation.learn import reembed_guarded
-    from toolsift.ranker.feedback_pairs import LearningPolicy
+    from toolsift.encoders.embedding import load_embedder
+    from toolsift.learning.learner import reembed_guarded
+    from toolsift.learning.feedback_pairs import LearningPolicy
 
     settings = app.settings()
     if index_alias:
@@ -189,7 +189,7 @@ def ab_start(app: AppContext, weights: Path, tenant: str, share: float, index_al
     weights_check_interval seconds.
     """
     from toolsift.ranker.artifact import load_artifact
-    from toolsift.ranker.experiments import start_experiment
+    from toolsift.learning.experiments import start_experiment
 
     settings = app.settings(index=index_alias)
     started = start_experiment(app.client(), settings.index, tenant, load_artifact(weights), share)
@@ -210,8 +210,8 @@ def ab_report_command(app: AppContext, tenant: str, index_alias: str | None, alp
     The verdict compares the arms key by key (each key weighs once) and calls a winner only when it
     rests on at least ab_min_keys distinct keys; the report says how many it rests on.
     """
-    from toolsift.ranker.experiments import experiment_of
-    from toolsift.search.ab import ab_report
+    from toolsift.learning.experiments import experiment_of
+    from toolsift.learning.ab_report import ab_report
 
     settings = app.settings(index=index_alias)
     client = app.client()
@@ -235,7 +235,7 @@ def ab_report_command(app: AppContext, tenant: str, index_alias: str | None, alp
 @pass_app
 def ab_promote(app: AppContext, tenant: str, index_alias: str | None) -> None:
     """Give --tenant's candidate all of its traffic (until a rollback)."""
-    from toolsift.ranker.experiments import promote
+    from toolsift.learning.experiments import promote
 
     settings = app.settings(index=index_alias)
     done = promote(app.client(), settings.index, tenant)
@@ -248,7 +248,7 @@ def ab_promote(app: AppContext, tenant: str, index_alias: str | None) -> None:
 @pass_app
 def ab_rollback(app: AppContext, tenant: str, index_alias: str | None) -> None:
     """End --tenant's test (or promotion): it ranks as the index's other tenants do again."""
-    from toolsift.ranker.experiments import rollback
+    from toolsift.learning.experiments import rollback
 
     settings = app.settings(index=index_alias)
     removed = rollback(app.client(), settings.index, tenant)

@@ -87,7 +87,7 @@ def ranker(
         auth = f"/v1/rank and /metrics need {' or '.join(needs)}" if needs else "no auth: keys are not required"
         click.echo(f"ranker service: {pipeline.base.name} ({where}); {auth}; http://{host}:{port}", err=True)
 
-    from toolsift.embedding import load_embedder
+    from toolsift.encoders.embedding import load_embedder
     from toolsift.search.native import NativeStages
 
     # OpenSearch's search pipeline (`toolsift deploy opensearch`) calls /v1/opensearch/*: the query encoder
@@ -142,7 +142,7 @@ def ui(
     --insecure-no-auth. Paths sent to the API must lie in the data dir or a --root folder.
     """
     from toolsift.access import KeyRing, check_bind
-    from toolsift.embedding import load_embedder
+    from toolsift.encoders.embedding import load_embedder
     from toolsift.webguard import allowed_hosts_for
     from toolsift.webguard import serve as serve_http
     from toolsift.workbench.app import create_app

@@ -39,8 +39,8 @@ def standardize(
     is read back by `toolsift ingest OUT` (format mftr).
     """
     from toolsift.ingest.loaders import detect_format
-    from toolsift.ingest.standardise_llm import LLMStandardiser
-    from toolsift.ingest.standardise_catalog import write_standardised
+    from toolsift.standardise.standardiser import LLMStandardiser
+    from toolsift.standardise.catalog import write_standardised
     from toolsift.llm import llm_and_cache
 
     settings = app.settings()

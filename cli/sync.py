@@ -39,7 +39,7 @@ def sync(app: AppContext, once: bool, names: tuple[str, ...], index_alias: str |
         return
     import anyio
 
-    from toolsift.embedding import load_embedder
+    from toolsift.encoders.embedding import load_embedder
     from toolsift.ingest.live import Syncer
 
     settings = app.settings(index=index_alias)

@@ -68,7 +68,7 @@ def train_weights_command(
     """
     from toolsift.cli._progress import progress_bars
     from toolsift.config import FIELDS
-    from toolsift.embedding import load_embedder
+    from toolsift.encoders.embedding import load_embedder
     from toolsift.evaluation.mftr.train import train_weights
     from toolsift.ranker.mftr import FIELDS_AND_RANK
     from toolsift.ranker.training import TrainingConfig
@@ -138,7 +138,7 @@ def train_reranker_command(
     (<out>/<name>/vNNN/reranker.json + model/ or adapter/) that the `reranker` setting loads.
     """
     from toolsift.cli._progress import progress_bars
-    from toolsift.embedding import load_embedder
+    from toolsift.encoders.embedding import load_embedder
     from toolsift.evaluation.mftr.train import train_reranker
     from toolsift.ranker.artifact import load_artifact
     from toolsift.ranker.reranker_artifact import save_reranker
@@ -200,7 +200,7 @@ def train_reranker_command(
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Artifact root (default: <data_dir>/embedders).")
 @click.option("--ship", "ship_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Also write the adapter and its record as SHIP/<name> (toolsift/models: the package's shipped "
+              help="Also write the adapter and its record as SHIP/<name> (encoders/models: the package's shipped "
                    "encoders; needs --lora-rank).")
 @json_flag("Print the artifact record as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -232,10 +232,10 @@ def train_embedder_command(
     embedding_model setting accepts; indices record its identity (<name>@<weights hash>).
     """
     from toolsift.cli._progress import progress_bars
-    from toolsift.embedding import BUNDLED_MODEL, model_path
-    from toolsift.ranker.embedder_artifact import save_embedder, ship_embedder
-    from toolsift.ranker.embedder_pairs import load_training_pairs
-    from toolsift.ranker.embedder_training import EmbedderTrainingConfig, train_embedder
+    from toolsift.encoders.embedding import BUNDLED_MODEL, model_path
+    from toolsift.encoders.encoder_artifact import save_embedder, ship_embedder
+    from toolsift.encoders.encoder_pairs import load_training_pairs
+    from toolsift.encoders.encoder_training import EmbedderTrainingConfig, train_embedder
 
     if ship_dir is not None and not lora_rank:
         raise click.UsageError("--ship needs --lora-rank (only an adapter is small enough to ship)")
@@ -300,7 +300,7 @@ def train_planner_command(app: AppContext, dataset_dir: Path, lexical_weights: s
     it. Writes a versioned weights artifact (the index's field weights, the chosen parameters);
     --push makes it the index's, as the workbench's push does.
     """
-    from toolsift.embedding import load_embedder
+    from toolsift.encoders.embedding import load_embedder
     from toolsift.ranker.deploy import push_weights
     from toolsift.search import Searcher
     from toolsift.workbench.calibration import benchmark_query_set, calibrate_planner, save_calibration

@@ -30,15 +30,15 @@ from opensearchpy.exceptions import NotFoundError, OpenSearchException
 
 from toolsift.config import Settings
 from toolsift.ingest.benchmarks import benchmark_slug
-from toolsift.mappings.evalruns import eval_runs_index_body
+from toolsift.mappings.evalruns_doc import eval_runs_index_body
 from toolsift.opensearch import BulkRetry, ensure_index
 
 if TYPE_CHECKING:
-    from toolsift.evaluation.agents import AgentEvalResult
+    from toolsift.agents.agent_eval import AgentEvalResult
     from toolsift.evaluation.mftr.results import MFTREvalResult
-    from toolsift.evaluation.requests import RequestEvalResult
+    from toolsift.evaluation.request_eval import RequestEvalResult
     from toolsift.evaluation.runner import EvalResult
-    from toolsift.evaluation.sets import SetEvalResult
+    from toolsift.sets.set_eval import SetEvalResult
 
 __all__ = [
     "EvalKind",

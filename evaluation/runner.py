@@ -18,7 +18,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from toolsift.config import Retriever, Settings
-from toolsift.embedding import BUNDLED_MODEL, Embedder
+from toolsift.encoders.embedding import BUNDLED_MODEL, Embedder
 from toolsift.ingest.benchmarks import Benchmark, benchmark_slug, load_benchmark
 from toolsift.evaluation.metrics import DEFAULT_MEASURES, evaluate
 from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id

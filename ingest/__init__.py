@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.normalise import full_doc_text, normalise_agent, normalise_tool
-from toolsift.ingest.records import LoadedRecord, RawAgent, RawRecord, RawTool, RejectedRecord
+from toolsift.ingest.raw_records import LoadedRecord, RawAgent, RawRecord, RawTool, RejectedRecord
 
 __all__ = [
     "RawTool",

@@ -3,7 +3,7 @@
 A tool an agent was given yesterday can be rewritten today (a "rug pull"): the catalog file is edited,
 a live server changes its ``tools/list``, or a second catalog names the same server and replaces its
 tools. Every document an ingest writes is checked against its pinned definition in the approvals
-index (``<alias>-approvals``, :mod:`toolsift.mappings.approvals`):
+index (``<alias>-approvals``, :mod:`toolsift.mappings.approvals_doc`):
 
 * **first sight** — the policy of its source decides: ``first-sight`` approves and pins it now;
   ``manual`` holds it (nothing is served until someone approves it).
@@ -50,7 +50,7 @@ from toolsift.config import ApprovalPolicy, Settings
 from toolsift.errors import IndexingError, NotFoundError
 from toolsift.mappings import AgentDoc, ParameterDoc, ToolDoc
 from toolsift.mappings.scoped import is_scoped, plain_id, same_scope, scoped_source
-from toolsift.mappings.approvals import ApprovalDoc, approvals_index, approvals_index_body
+from toolsift.mappings.approvals_doc import ApprovalDoc, approvals_index, approvals_index_body
 from toolsift.opensearch import BulkRetry, ensure_index
 from toolsift.query.scope import tenant_clause
 

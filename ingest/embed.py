@@ -47,8 +47,8 @@ _FALLBACK = JSONSerializer()
 
 
 class DocumentEncoder(Protocol):
-    """What embeds documents: an :class:`~toolsift.embedding.Embedder`, or one with a vector cache in
-    front (:class:`~toolsift.ingest.vectorcache.CachedEncoder`)."""
+    """What embeds documents: an :class:`~toolsift.encoders.embedding.Embedder`, or one with a vector cache in
+    front (:class:`~toolsift.encoders.vectorcache.CachedEncoder`)."""
 
     def encode_document(self, texts: Sequence[str]) -> np.ndarray: ...
 

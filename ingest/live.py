@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from mcp import ClientSession
     from opensearchpy import OpenSearch
 
-    from toolsift.embedding import Embedder
+    from toolsift.encoders.embedding import Embedder
     from toolsift.ingest.pipeline import IngestReport
 
 __all__ = ["SourceStatus", "list_server", "call_source", "snapshot_path", "status_path", "read_status",

@@ -87,7 +87,7 @@ from toolsift.errors import CatalogRecordError
 from toolsift.ingest.derive import derive_fields
 from toolsift.ingest.loaders.files import type_name
 from toolsift.ingest.nesting import DEFAULT_MAX_NESTING_DEPTH, nesting_problem, too_deep
-from toolsift.ingest.records import AGENT_ID_PREFIX, RawAgent, RawTool
+from toolsift.ingest.raw_records import AGENT_ID_PREFIX, RawAgent, RawTool
 from toolsift.mappings.scoped import SCOPE_MARK, reserved
 from toolsift.mappings.model import (
     SCHEMA_QUALITIES,

@@ -9,7 +9,7 @@ known before the index is touched, and each server's tools are linked to their p
 takes the accepted documents in catalog order (held from the first pass: the catalog is not read
 again), skips those whose content hash the index already holds, embeds the rest
 a chunk at a time in a worker thread (texts sorted by length; those the vector cache holds are not
-encoded again, :mod:`toolsift.ingest.vectorcache`) while the previous chunk is written with
+encoded again, :mod:`toolsift.encoders.vectorcache`) while the previous chunk is written with
 opensearch-py's ``streaming_bulk`` (429s retried with backoff; every per-item failure reported). ``prune`` deletes documents of the same source that the catalog
 no longer has; ``rebuild`` fills a new index version and swaps the alias only when it succeeded.
 """
@@ -34,7 +34,7 @@ from opensearchpy.helpers import streaming_bulk
 from toolsift.access import valid_tenant
 from toolsift.compaction import Compaction
 from toolsift.config import Settings
-from toolsift.embedding import Embedder
+from toolsift.encoders.embedding import Embedder
 from toolsift.errors import CatalogRecordError, CatalogRejectedError, IndexingError
 from toolsift.ingest.approvals import ApprovalStore, Held, Plan, policy_for
 from toolsift.ingest.embed import document_texts, index_sources
@@ -42,7 +42,7 @@ from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.nesting import DEFAULT_MAX_NESTING_DEPTH
 from toolsift.ingest.normalise import MAX_ID_BYTES, normalise_agent, normalise_tool
 from toolsift.ingest.prerequisites import link_prerequisites, with_prerequisites
-from toolsift.ingest.records import (
+from toolsift.ingest.raw_records import (
     FlaggedRecord,
     LoadedRecord,
     RawAgent,
@@ -51,10 +51,10 @@ from toolsift.ingest.records import (
     RiskFlaggedRecord,
 )
 from toolsift.mappings.scoped import plain_id, scoped_doc, scoped_id
-from toolsift.ingest.screen import screen_catalog, screened, with_risk
-from toolsift.ingest.screen_model import MeaningScreen, meaning_screen
-from toolsift.ingest.standardise_catalog import standardised_records
-from toolsift.ingest.vectorcache import CACHE_FILE, CachedEncoder, VectorCache
+from toolsift.screen.screening import screen_catalog, screened, with_risk
+from toolsift.screen.meaning import MeaningScreen, meaning_screen
+from toolsift.standardise.catalog import standardised_records
+from toolsift.encoders.vectorcache import CACHE_FILE, CachedEncoder, VectorCache
 from toolsift.ingest.version import document_builder_version
 from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
 from toolsift.mappings.index import IndexManager
@@ -83,7 +83,7 @@ class IngestReport:
     ``flagged`` lists the tools kept whose documentation had to be read loosely (parameters inferred
     from default values or kept as text, a missing name taken from the id, ...): schema notes, not a
     risk; ``risk_flagged`` the tools indexed with ``risk: flagged`` (the screen of hostile tool text
-    found something, :mod:`toolsift.ingest.screen`). Both are indexed and do not make the report fail.
+    found something, :mod:`toolsift.screen.screening`). Both are indexed and do not make the report fail.
     ``held`` lists the documents whose new definition waits for approval (what ``toolsift approvals
     list`` shows; :mod:`toolsift.ingest.approvals`), ``refused`` those whose definition someone
     rejected before (not queued again); search keeps serving the pinned version of both.
@@ -92,7 +92,7 @@ class IngestReport:
 
     ``texts_embedded`` counts the written documents' texts that got a vector (distinct per chunk);
     ``texts_encoded`` the texts the embedding model encoded in this ingest, ``texts_cached`` those whose vectors the vector cache held
-    (:mod:`toolsift.ingest.vectorcache`); ``embed_seconds`` is the time spent embedding and building the
+    (:mod:`toolsift.encoders.vectorcache`); ``embed_seconds`` is the time spent embedding and building the
     documents, which overlaps the bulk writes. ``merge_task`` is the force merge a new version's bulk load
     left running in the background (``ingest_merge = "background"``, a catalog larger than one in-memory
     segment); ``segments`` the primaries' segments the load wrote before any merge; ``compaction`` what
@@ -248,7 +248,7 @@ class _Validation:
     tenants: tuple[str, ...] = ()
     #: Tool id → its prerequisites among the accepted tools (:mod:`toolsift.ingest.prerequisites`).
     prerequisites: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    #: Tool id → the screen's reasons, for the tools it flagged (:mod:`toolsift.ingest.screen`).
+    #: Tool id → the screen's reasons, for the tools it flagged (:mod:`toolsift.screen.screening`).
     risks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Every accepted document as it would be written (tools finished): the approvals' and the write pass's.
     documents: list[ToolDoc | AgentDoc] = field(default_factory=list)
@@ -426,7 +426,7 @@ def ingest_catalog(
             built by this version of the document-building code (:func:`document_builder_version`).
         progress: called as records are validated and indexed.
         standardiser: sets each tool's standardised document before normalisation (e.g.
-            :meth:`LLMStandardiser.require <toolsift.ingest.standardise_llm.LLMStandardiser.require>`);
+            :meth:`LLMStandardiser.require <toolsift.standardise.standardiser.LLMStandardiser.require>`);
             None: rule-based standardisation only. It runs in both passes, so it must be
             deterministic (the LLM cache makes the second pass free); an error it raises in the
             first pass (an unreachable LLM) stops the ingest before anything is written.

@@ -15,53 +15,46 @@ from __future__ import annotations
 
 import hashlib
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 __all__ = ["DOCUMENT_BUILDER_MODULES", "document_builder_version"]
 
-_HERE = Path(__file__).resolve().parent
-
-#: Source files (relative to the ingest package) whose code decides a document's content.
-DOCUMENT_BUILDER_MODULES: tuple[str, ...] = (
-    "records.py",
-    "normalise.py",
-    "derive.py",
-    "prerequisites.py",
-    "screen.py",
-    "screen_unicode.py",
-    "screen_model.py",
-    "screen_e5.py",
-    "data/screen_model.json",  # the meaning screen's adapter and thresholds decide which tools are flagged
-    "data/screen_adapter.safetensors",
-    "standardise_tasks.py",
-    "standardise_answers.py",
-    "standardise_required.py",
-    "standardise_llm.py",
-    "standardise_catalog.py",
-    "embed.py",
-    "pipeline.py",  # the write pass: one bulk-loaded segment, so approximate k-NN answers the same
-    "loaders/__init__.py",
-    "loaders/base.py",
-    "loaders/files.py",
-    "loaders/naming.py",
-    "loaders/beir.py",
-    "loaders/mcp.py",
-    "loaders/mftr.py",
-    "loaders/openai_functions.py",
-    "loaders/openapi.py",
-    "loaders/openapi_refs.py",
-    "loaders/toolret.py",
+#: (package, file inside it) of every source file whose code decides a document's content.
+DOCUMENT_BUILDER_MODULES: tuple[tuple[str, str], ...] = (
+    *(("toolsift.ingest", name) for name in (
+        "raw_records.py",
+        "normalise.py",
+        "derive.py",
+        "prerequisites.py",
+        "embed.py",
+        "pipeline.py",  # the write pass: one bulk-loaded segment, so approximate k-NN answers the same
+    )),
+    *(("toolsift.ingest.loaders", name) for name in (
+        "__init__.py", "base.py", "files.py", "naming.py", "beir.py", "mcp.py", "mftr.py",
+        "openai_functions.py", "openapi.py", "openapi_refs.py", "toolret.py",
+    )),
+    *(("toolsift.screen", name) for name in (
+        "screening.py",
+        "unicode_fold.py",
+        "intent.py",
+        "meaning.py",
+        "e5.py",
+        "data/screen_model.json",  # the meaning screen's adapter and thresholds decide which tools are flagged
+        "data/screen_adapter.safetensors",
+    )),
+    *(("toolsift.standardise", name) for name in (
+        "tasks.py", "answers.py", "required.py", "standardiser.py", "catalog.py",
+    )),
+    # the document records themselves (field list, content hash) live with the mapping; a tenant
+    # catalog's ids are scoped there too
+    ("toolsift.mappings", "model.py"),
+    ("toolsift.mappings", "scoped.py"),
 )
 
 
 def _builder_files() -> list[Path]:
-    files = [_HERE / name for name in DOCUMENT_BUILDER_MODULES]
-    # The document records themselves (field list, content hash) live with the mapping.
-    from toolsift.mappings import model, scoped
-
-    files.append(Path(model.__file__).resolve())
-    files.append(Path(scoped.__file__).resolve())  # a tenant catalog's ids
-    return files
+    return [Path(str(resources.files(package) / name)) for package, name in DOCUMENT_BUILDER_MODULES]
 
 
 @lru_cache(maxsize=1)

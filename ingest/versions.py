@@ -1,4 +1,4 @@
-"""Versions and deprecation of live sources' tools (``<alias>-versions``, :mod:`toolsift.mappings.versions`).
+"""Versions and deprecation of live sources' tools (``<alias>-versions``, :mod:`toolsift.mappings.versions_doc`).
 
 Every listing ``toolsift sync`` indexes is also observed here: each tool's definition (name,
 description, schemas as its server listed them) is hashed, and
@@ -33,7 +33,7 @@ from opensearchpy.helpers import bulk, scan
 
 from toolsift.errors import IndexingError
 from toolsift.mappings.scoped import is_scoped, scoped_id
-from toolsift.mappings.versions import VersionDoc, versions_index, versions_index_body
+from toolsift.mappings.versions_doc import VersionDoc, versions_index, versions_index_body
 from toolsift.opensearch import BulkRetry, ensure_index
 
 __all__ = ["VersionChanges", "VersionStore", "definition_hash"]

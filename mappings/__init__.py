@@ -1,18 +1,17 @@
 """The document models and the index bodies derived from them.
 
 The tool index's records (:mod:`~toolsift.mappings.model`) and template
-(:mod:`~toolsift.mappings.template`); the side indices' records and bodies (query log, eval runs,
-the workbench's judgments and query sets, history), all declared with
+(:mod:`~toolsift.mappings.template`); the side indices' records and bodies (eval runs, the
+workbench's judgments and query sets; the query log, feedback and history indices' records live
+with their capabilities, :mod:`toolsift.learning` and :mod:`toolsift.sets`), all declared with
 :func:`~toolsift.mappings.fields.doc_field`. The index versions behind an alias are managed by
 :class:`toolsift.mappings.index.IndexManager`.
 """
 
 from __future__ import annotations
 
-from toolsift.mappings.evalruns import EVAL_RUNS_SCHEMA_VERSION, EvalRunDoc, eval_runs_index_body
-from toolsift.mappings.feedback import FEEDBACK_SCHEMA_VERSION, FeedbackDoc, feedback_index_body
+from toolsift.mappings.evalruns_doc import EVAL_RUNS_SCHEMA_VERSION, EvalRunDoc, eval_runs_index_body
 from toolsift.mappings.fields import FIELD_KINDS, FieldKind, doc_field
-from toolsift.mappings.history import HISTORY_SCHEMA_VERSION, HistoryDoc, history_alias, history_index_body
 from toolsift.mappings.model import (
     NESTED_VECTOR_FIELDS,
     RERANK_SOURCE,
@@ -28,7 +27,6 @@ from toolsift.mappings.model import (
     tool_routing,
     vector_field,
 )
-from toolsift.mappings.querylog import QUERY_LOG_SCHEMA_VERSION, QueryLogDoc, query_log_index_body
 from toolsift.mappings.template import (
     build_mappings,
     build_settings,
@@ -75,12 +73,6 @@ __all__ = [
     "record_properties",
     "side_index_body",
     # the side indices
-    "FEEDBACK_SCHEMA_VERSION",
-    "FeedbackDoc",
-    "feedback_index_body",
-    "QUERY_LOG_SCHEMA_VERSION",
-    "QueryLogDoc",
-    "query_log_index_body",
     "EVAL_RUNS_SCHEMA_VERSION",
     "EvalRunDoc",
     "eval_runs_index_body",
@@ -89,8 +81,4 @@ __all__ = [
     "QuerySetDoc",
     "judgments_index_body",
     "query_sets_index_body",
-    "HISTORY_SCHEMA_VERSION",
-    "HistoryDoc",
-    "history_alias",
-    "history_index_body",
 ]

@@ -45,7 +45,7 @@ __all__ = [
 #: 4: ``derived`` on tools: the fields rule-based expansion filled (:mod:`toolsift.ingest.derive`).
 #: 5: ``prerequisites`` on tools: the sibling tools a tool needs called first (:mod:`toolsift.ingest.prerequisites`).
 #: 6: ``schema_quality`` and ``schema_notes`` on tools: how much of a messy parameter spec was read;
-#:    ``risk`` and ``risk_reasons``: what the screen of hostile tool text found (:mod:`toolsift.ingest.screen`).
+#:    ``risk`` and ``risk_reasons``: what the screen of hostile tool text found (:mod:`toolsift.screen.screening`).
 #: 7: ``knn_vector`` fields without doc values (the Lucene engine scores exactly from the vector files).
 SCHEMA_VERSION = 7
 
@@ -113,7 +113,7 @@ class ToolDoc:
         schema_notes: what normalisation had to infer or keep as text, one sentence each naming
             the field (stored, not indexed; the ingest report lists them).
         risk: ``flagged`` when the screen of hostile tool text found something, else ``none``
-            (:mod:`toolsift.ingest.screen`); search can exclude flagged tools, and no front end hands
+            (:mod:`toolsift.screen.screening`); search can exclude flagged tools, and no front end hands
             an agent a flagged description without its flag.
         risk_reasons: the screen's findings, each ``<kind>: <what was found>``.
     """

@@ -44,7 +44,7 @@ __all__ = [
     "same_scope",
 ]
 
-#: What starts an agent's id (:data:`toolsift.ingest.records.AGENT_ID_PREFIX`, which ingest defines for loaders).
+#: What starts an agent's id (:data:`toolsift.ingest.raw_records.AGENT_ID_PREFIX`, which ingest defines for loaders).
 AGENT_ID_PREFIX = "agent:"
 #: What starts a scoped id (after ``agent:`` for an agent); a catalog's own ids may not start with it.
 SCOPE_MARK = "@"

@@ -1,6 +1,6 @@
 """Ranking: the base rankers (MFTR with learned weights, fixed field weights), second-stage
-rerankers (cross-encoder, Tool-Rank), Tool-to-Agent aggregation, PTR tool sets, training, and the
-ranking pipeline with its HTTP service."""
+rerankers (cross-encoder, Tool-Rank), training, and the ranking pipeline with its HTTP service.
+Tool-to-Agent aggregation is :mod:`toolsift.agents`'s, PTR tool sets :mod:`toolsift.sets`'."""
 
 from __future__ import annotations
 
@@ -18,13 +18,6 @@ _EXPORTS: dict[str, str] = {
     "RankingPipeline": "toolsift.ranker.pipeline",
     "WeightsArtifact": "toolsift.ranker.artifact",
     "load_artifact": "toolsift.ranker.artifact",
-    "aggregate_to_agents": "toolsift.ranker.agents",
-    "merge_steps": "toolsift.ranker.agents",
-    "decide_level": "toolsift.ranker.agents",
-    "PTRConfig": "toolsift.ranker.ptr",
-    "ToolSet": "toolsift.ranker.ptr",
-    "recommend_set": "toolsift.ranker.ptr",
-    "HistoryStore": "toolsift.ranker.history",
 }
 
 __all__ = list(_EXPORTS)

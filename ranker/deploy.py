@@ -27,7 +27,7 @@ from toolsift.errors import ConfigError
 from toolsift.mappings.index import IndexInfo, IndexManager
 from toolsift.plugin_scripts.pipelines import ensure_pipelines
 from toolsift.ranker.artifact import WeightsArtifact
-from toolsift.ranker.experiments import EXPERIMENTS_KEY
+from toolsift.learning.experiments import EXPERIMENTS_KEY
 
 __all__ = ["PushReport", "push_weights", "clear_weights", "active_weights", "ACTIVE_WEIGHTS_KEY", "weights_stamp",
            "current_weights_stamp"]
@@ -102,7 +102,7 @@ def _stamp(index: str, meta: Mapping[str, Any]) -> str:
 def weights_stamp(info: IndexInfo) -> str:
     """What identifies the weights an index ranks with: its concrete name, the pushed weights' digest
     and push time (empty when none are pushed), and each tenant experiment's candidate and last change
-    (:mod:`toolsift.ranker.experiments`)."""
+    (:mod:`toolsift.learning.experiments`)."""
     return _stamp(info.index, info.meta)
 
 

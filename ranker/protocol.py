@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolsift.config import FIELDS
 from toolsift.ingest.prerequisites import MAX_PREREQUISITES
-from toolsift.ingest.screen import MAX_RISK_REASONS
+from toolsift.screen.screening import MAX_RISK_REASONS
 from toolsift.records import FieldSignals, ParameterMatch
 from toolsift.query.structured import StructuredQuery
 from toolsift.records import RankedTool
@@ -250,7 +250,7 @@ class RankResponse(BaseModel):
 
 class RankingService(Protocol):
     """The one ranker the search path calls: in-process (:class:`~toolsift.ranker.pipeline.RankingPipeline`)
-    or over HTTP (:class:`~toolsift.ranker.client.RemoteRanker`), with the same request and answer."""
+    or over HTTP (:class:`~toolsift.ranker.ranker_client.RemoteRanker`), with the same request and answer."""
 
     @property
     def name(self) -> str: ...

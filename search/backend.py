@@ -1,5 +1,5 @@
-"""The one search backend: a :class:`~toolsift.search.records.SearchRequest` in, a
-:class:`~toolsift.search.records.SearchResponse` out.
+"""The one search backend: a :class:`~toolsift.search.request.SearchRequest` in, a
+:class:`~toolsift.search.request.SearchResponse` out.
 
 Every front end (``toolsift search``, the workbench, the search API) holds one
 :class:`SearchBackend` and calls :meth:`SearchBackend.search`; none of them builds a query body or
@@ -8,7 +8,7 @@ weights, reranker, ranker URL) to the settings, loads the embedding model only w
 needs it, keeps one :class:`~toolsift.search.searcher.Searcher` per such choice, shapes the request
 (:func:`~toolsift.search.shaping.shape_request`) and answers at the asked level: tools, agents,
 ``auto``, or a precise tool set (PTR, from the index's history when it has one). A tenant with an
-A/B test on the index (:mod:`toolsift.ranker.experiments`) has its test's share of requests ranked
+A/B test on the index (:mod:`toolsift.learning.experiments`) has its test's share of requests ranked
 by the candidate weights, picked by a hash of the request id.
 """
 
@@ -23,19 +23,18 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from toolsift.config import Retriever, Settings
-from toolsift.embedding import Embedder, load_embedder
+from toolsift.encoders.embedding import Embedder, load_embedder
 from toolsift.mappings import F
 from toolsift.query.scope import Scope
 from toolsift.ranker.artifact import WeightsArtifact
 from toolsift.ranker.deploy import current_weights_stamp
-from toolsift.ranker.experiments import TenantExperiment, arm_for, experiments
-from toolsift.ranker.history import HistoryStore
+from toolsift.learning.experiments import TenantExperiment, arm_for, experiments
+from toolsift.sets.history_store import HistoryStore
 from toolsift.records import kinds_for
 from toolsift.search.definitions import Fitted, Format, definitions, fit
-from toolsift.search.querylog import current_request_id
-from toolsift.search.records import SearchLevel, SearchRequest, SearchResponse
+from toolsift.search.request import SearchLevel, SearchRequest, SearchResponse
 from toolsift.search.searcher import Searcher
-from toolsift.search.sets import SetRecommender
+from toolsift.sets.recommender import SetRecommender
 from toolsift.search.shaping import shape_request
 
 __all__ = ["SearchBackend", "needs_embedder", "DEFINITION_SOURCE"]
@@ -109,7 +108,7 @@ class SearchBackend:
 
     def _arm(self, settings: Settings, searcher: Searcher, request: SearchRequest) -> Searcher:
         """The searcher of the arm this request falls in, when its tenant has an A/B test on the index
-        (:mod:`toolsift.ranker.experiments`; explicit weights take none): ``searcher`` or the candidate's."""
+        (:mod:`toolsift.learning.experiments`; explicit weights take none): ``searcher`` or the candidate's."""
         if settings.weights is not None or request.tenant is None:
             return searcher
         with self._lock:
@@ -117,7 +116,7 @@ class SearchBackend:
             if found is None:
                 found = self._experiments[searcher.weights_stamp] = experiments(searcher.index)
         experiment = found.get(request.tenant)
-        if arm_for(experiment, current_request_id()) == "control":
+        if arm_for(experiment, request.request_id) == "control":
             return searcher
         assert experiment is not None
         return self._searcher(settings, request.level, experiment.candidate)

@@ -18,7 +18,7 @@ deferred loading, the full definition being fetched by id when the agent picks t
 The input schema is the tool's own JSON Schema when its documentation has one
 (:func:`input_schema`), else it is built from the indexed ``parameters``; nothing is invented.
 
-A tool the ingest screen flagged (``risk_reasons``, :mod:`toolsift.ingest.screen`) is never handed
+A tool the ingest screen flagged (``risk_reasons``, :mod:`toolsift.screen.screening`) is never handed
 over without its flag: its description starts with :data:`RISK_FLAG` and the reasons, and every
 invisible or reordering character in its description and schema is written as a visible escape; the
 :class:`ToolDefinition` carries the reasons too.
@@ -44,8 +44,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from toolsift.errors import BadQueryError, ConfigError
-from toolsift.ingest.screen import visible
-from toolsift.ingest.screen_unicode import without_invisible
+from toolsift.screen.screening import visible
+from toolsift.screen.unicode_fold import without_invisible
 from toolsift.mappings import F
 from toolsift.mappings.model import UNPARSED_PARAMETERS
 

@@ -29,7 +29,7 @@ from opensearchpy import OpenSearch
 from opensearchpy.exceptions import NotFoundError as OpenSearchNotFound
 
 from toolsift.config import Settings
-from toolsift.embedding import Embedder, load_embedder
+from toolsift.encoders.embedding import Embedder, load_embedder
 from toolsift.errors import BadQueryError, NotFoundError, RankerUnavailableError
 from toolsift.mappings import F
 from toolsift.plugin_scripts import native

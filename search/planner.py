@@ -8,7 +8,7 @@ whole answer. Here, over an index that holds servers (agent documents) beside th
    the request was rewritten into several (a cached rewrite or the configured LLM), else the
    rule-based ones (:func:`~toolsift.query.decompose.request_needs`: clauses and action verbs, and
    the files the request reads or writes).
-2. **One joint ranking per text** (:class:`~toolsift.search.agents.StepRetriever`): tool and server
+2. **One joint ranking per text** (:class:`~toolsift.agents.agent_search.StepRetriever`): tool and server
    documents ranked together on their overviews (BM25 over the flat document and k-NN over the
    overview vectors for ``hybrid``), every text's scores on [0, 1]; Algorithm 1 gives each text's
    servers. A ``hybrid`` search adds one more need, **the words of the whole request**
@@ -19,10 +19,10 @@ whole answer. Here, over an index that holds servers (agent documents) beside th
    request's words still name what it asks a tool to do (the web search is BM25's first); a tool the
    words single out is no longer buried under the tools its topic points at. The words rank tools,
    not servers: a server is scored by the texts' joint rankings alone.
-3. **Merge** (:func:`~toolsift.ranker.agents.rank_tools_by_server`): the servers by CombMAX over
+3. **Merge** (:func:`~toolsift.agents.aggregation.rank_tools_by_server`): the servers by CombMAX over
    the texts; every tool by its best score over the texts plus ``server_weight`` × its server's
    score, so the servers the request as a whole points at bring their tools up together.
-4. **Prerequisites** (:func:`~toolsift.ranker.agents.place_prerequisites`): each of the best
+4. **Prerequisites** (:func:`~toolsift.agents.aggregation.place_prerequisites`): each of the best
    ``prerequisite_tools`` tools brings the tools of its server it needs called first
    (:mod:`toolsift.ingest.prerequisites`: ``geocode_address`` before ``find_nearby_places``),
    right after it — needs the request implies but never says.
@@ -49,10 +49,10 @@ from toolsift.errors import BadQueryError
 from toolsift.query.decompose import request_needs
 from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.agents import merge_steps, place_prerequisites, rank_tools_by_server
+from toolsift.agents.aggregation import merge_steps, place_prerequisites, rank_tools_by_server
 from toolsift.records import RankedAgent, RankedTool
-from toolsift.search.agents import StepRetriever
-from toolsift.search.records import StepRanking
+from toolsift.agents.agent_search import StepRetriever
+from toolsift.search.request import StepRanking
 
 __all__ = ["LEXICAL_NEED", "LEXICAL_WEIGHT", "PLANNER_PARAMETERS", "PlannedAnswer", "PlannerParams", "planning_texts", "lexical_need",
            "planned_rankings", "rank_planned", "plan_search"]
@@ -267,10 +267,8 @@ def plan_search(
     """Tools for every need of ``sq``, within ``scope`` (see the module's description).
 
     Raises:
-        BadQueryError: ``top_k`` < 1 or a request without text.
+        BadQueryError: a request without text.
     """
-    if top_k < 1:
-        raise BadQueryError(f"top_k must be at least 1, got {top_k}")
     timings: dict[str, float] = {}
     rankings = planned_rankings(steps, [sq], retriever, scope=scope, timings=timings,
                                 words=params.lexical_weight > 0)[0]

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from opensearchpy import OpenSearch
 
 from toolsift.config import Copies, MultiNeed, Retriever, Settings
-from toolsift.embedding import Embedder
+from toolsift.encoders.embedding import Embedder
 from toolsift.errors import BadQueryError, ConfigError
 from toolsift.mappings import F
 from toolsift.mappings.index import IndexInfo, IndexManager
@@ -26,7 +26,7 @@ from toolsift.plugin_scripts.pipelines import ensure_pipelines
 from toolsift.query.builder import QueryBuilder, hit_identity, parse_field_scores
 from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.agents import AUTO_MIN_TOOLS, MergeRule, decide_level
+from toolsift.agents.aggregation import AUTO_MIN_TOOLS, MergeRule, decide_level
 from toolsift.ranker.artifact import WeightsArtifact, load_artifact
 from toolsift.ranker.deploy import active_weights, weights_stamp
 from toolsift.ranker.fusion import FieldWeightRanker
@@ -35,11 +35,11 @@ from toolsift.ranker.pipeline import RankingPipeline, candidate_text, fuse_reran
 from toolsift.ranker.protocol import RankingService, RankRequest, RankResponse
 from toolsift.ranker.types import Ranker
 from toolsift.records import FieldSignals, Kind, RankedTool, kinds_for
-from toolsift.search.agents import StepRetriever, search_agents
+from toolsift.agents.agent_search import StepRetriever, search_agents
 from toolsift.search.copies import answer_once, depth_for
 from toolsift.search.planner import PlannerParams, plan_search, rank_planned
-from toolsift.search.querylog import QueryLog
-from toolsift.search.records import Method, RequestedLevel, SearchResult, StepRanking
+from toolsift.learning.querylog import QueryLog
+from toolsift.search.request import Method, RequestedLevel, SearchResult, StepRanking
 
 __all__ = ["Searcher", "PLANNER_KEY", "planner_params", "copies_for"]
 
@@ -150,7 +150,7 @@ class Searcher:
     def _ranking_from_settings(self) -> RankingService:
         settings = self.settings
         if settings.ranker_url:
-            from toolsift.ranker.client import RemoteRanker
+            from toolsift.ranker.ranker_client import RemoteRanker
 
             token = settings.ranker_token.get_secret_value() if settings.ranker_token else None
             return RemoteRanker(settings.ranker_url, timeout=settings.ranker_timeout, token=token)
@@ -187,12 +187,12 @@ class Searcher:
             method: ``multi-field`` (MFTR fields, per-field scores, ranker) or ``full-doc``; the
                 tool-level ranking (``tool`` and ``auto``).
             retriever: ``bm25``, ``minilm`` or ``hybrid``; default from the settings.
-            level: ``tool``; ``agent`` for Tool-to-Agent retrieval (:mod:`toolsift.search.agents`:
+            level: ``tool``; ``agent`` for Tool-to-Agent retrieval (:mod:`toolsift.agents.agent_search`:
                 each tool need of ``query`` is a step with its own joint tool + agent ranking and
                 Algorithm 1, the steps merged by ``merge``); ``auto``: the tool answer, or the
                 agents owning at least two of its tools.
             merge: how the steps' agent rankings are merged (``max`` or ``rrf``; see
-                :func:`~toolsift.ranker.agents.merge_steps`).
+                :func:`~toolsift.agents.aggregation.merge_steps`).
             scope: the caller's tenant (every level) and the request's agent and tag filters (tool
                 level), inside every first-stage query (:class:`~toolsift.query.scope.Scope`).
             multi_need: a multi-field tool search over the request's needs
@@ -238,8 +238,6 @@ class Searcher:
         multi_need: MultiNeed | None = None,
         copies: Copies | None = None,
     ) -> SearchResult:
-        if top_k < 1:
-            raise BadQueryError(f"top_k must be at least 1, got {top_k}")
         if level == "agent":
             if scope.narrows:
                 raise BadQueryError("agent and tag filters narrow a tool search; at agent level they have nothing to filter")

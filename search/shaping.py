@@ -1,4 +1,4 @@
-"""Request shaping: a :class:`~toolsift.search.records.SearchRequest` becomes what the searcher ranks.
+"""Request shaping: a :class:`~toolsift.search.request.SearchRequest` becomes what the searcher ranks.
 
 One place for what every front end used to do itself: the caller's steps become tool needs, the
 rule-based decomposition splits the text, a structured query is taken as given, otherwise the text is
@@ -18,11 +18,11 @@ from collections.abc import Callable
 from opensearchpy import OpenSearch
 
 from toolsift.config import Settings
-from toolsift.ingest.screen import Finding, introduced
+from toolsift.screen.screening import Finding, introduced
 from toolsift.query.decompose import decompose
 from toolsift.query.rewrite import rewrite_request
 from toolsift.query.structured import StructuredQuery, ToolNeed
-from toolsift.search.records import RequestSource, SearchRequest
+from toolsift.search.request import RequestSource, SearchRequest
 
 __all__ = ["shape_request", "carried_tool_text"]
 

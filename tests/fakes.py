@@ -3,7 +3,7 @@
 Import them as ``from tests.fakes import ...`` (pytest runs from the repository root, where ``tests``
 is a namespace package, as ``tests.conftest`` is imported elsewhere).
 
-* :class:`ScriptedLLM` stands in for :class:`toolsift.llm.client.LLM` (its one method the pipeline
+* :class:`ScriptedLLM` stands in for :class:`toolsift.llm.llm_client.LLM` (its one method the pipeline
   calls, ``complete_json``). It answers from a script — one list per task, or one list for every
   task — and records every call. It is faithful where the callers' behaviour depends on it: the
   prompt is rendered as the real client renders it (so data that the real client could not send
@@ -28,7 +28,7 @@ is a namespace package, as ``tests.conftest`` is imported elsewhere).
   with no tenants is public). ``deliver`` *is* ``SearchBackend.deliver`` — the real definitions, names
   and ``fit`` over those sources — so formats and token budgets are real; ``search`` ranks tools by
   the query words in their name and description and answers the real
-  :class:`~toolsift.search.records.SearchResponse`. Its ``client`` (:class:`FakeOpenSearch`) answers
+  :class:`~toolsift.search.request.SearchResponse`. Its ``client`` (:class:`FakeOpenSearch`) answers
   the one call the API makes on it, ``count``, or fails as an unreachable cluster does.
 """
 
@@ -54,7 +54,7 @@ from toolsift.query.structured import StructuredQuery
 from toolsift.records import RankedTool
 from toolsift.search.backend import DEFINITION_SOURCE, SearchBackend
 from toolsift.search.definitions import TokenCounter, ToolDefinition
-from toolsift.search.records import SearchRequest, SearchResponse, SearchResult
+from toolsift.search.request import SearchRequest, SearchResponse, SearchResult
 
 __all__ = [
     "LLMCall",

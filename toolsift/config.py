@@ -31,7 +31,7 @@ Retriever = Literal["bm25", "minilm", "hybrid"]
 MultiNeed = Literal["auto", "on", "off"]
 #: How an ingest treats new and changed tool definitions (toolsift.ingest.approvals).
 ApprovalPolicy = Literal["first-sight", "manual", "off"]
-#: What search does with tools the ingest screen flagged (toolsift.ingest.screen).
+#: What search does with tools the ingest screen flagged (toolsift.screen.screening).
 RiskyTools = Literal["flag", "exclude"]
 #: Copies of one tool on several servers in a tool answer: ``once`` (the best-ranked, naming the others
 #: in ``also_on``) or ``all`` (every copy ranked on its own).
@@ -203,7 +203,7 @@ class Settings(BaseSettings):
         "embeddings move slightly; an index records it), or 'auto' (onnx on the CPU, torch on a GPU).",
     )
 
-    # --- ingest: the vector cache and the write pass (toolsift.ingest.vectorcache) ------------------
+    # --- ingest: the vector cache and the write pass (toolsift.encoders.vectorcache) ------------------
     vector_cache: bool = Field(
         True, description="Remember document embeddings by model and text (SHA-256): a text already embedded "
         "is never encoded again (a re-ingest, a rebuild, a new index version).",

@@ -54,6 +54,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolsift.access import KeyRing, Principal
+from toolsift.search.request import MAX_SERVED_TOP_K
 from toolsift.webguard import (
     RequestGuard,
     allowed_hosts_for,
@@ -82,7 +83,7 @@ class ProposalBody(BaseModel):
 class SearchBody(BaseModel):
     model_config = _STRICT
     query: str = Field(max_length=4000)
-    top_k: int = Field(10, ge=1, le=100)
+    top_k: int = Field(10, ge=1, le=MAX_SERVED_TOP_K)
     proposal: ProposalBody | None = None
 
 

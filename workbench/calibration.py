@@ -147,7 +147,7 @@ def benchmark_query_set(searcher: Searcher, folder: Path, *, split: str = "test"
     Raises:
         CatalogError: the folder is not a benchmark, or none of its relevant tools is in the index.
     """
-    from toolsift.evaluation.scale_catalog import CATALOG_FILE, MANIFEST_FILE, load_scale_catalog
+    from toolsift.bench.scale_catalog import CATALOG_FILE, MANIFEST_FILE, load_scale_catalog
 
     index = searcher.settings.index
     ids = indexed_tool_ids(searcher.client, index)

@@ -26,7 +26,7 @@ from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.mftr import FeatureBatch, MFTRRanker
 from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.search.planner import PlannerParams, planned_rankings, rank_planned
-from toolsift.search.records import StepRanking
+from toolsift.search.request import StepRanking
 from toolsift.workbench.querysets import QueryCase, QuerySet
 from toolsift.workbench.tuning import Proposal, rank_with
 

@@ -30,7 +30,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from toolsift.config import Settings
-from toolsift.embedding import Embedder
+from toolsift.encoders.embedding import Embedder
 from toolsift.evaluation.evalruns import EvalRunLog
 from toolsift.errors import BadQueryError, ConfigError
 from toolsift.mappings import F
@@ -221,8 +221,6 @@ class Workbench:
         text = " ".join((query or "").split())
         if not text:
             raise BadQueryError("type a request to search for")
-        if not 1 <= top_k <= 100:
-            raise BadQueryError(f"top_k must be within 1..100, got {top_k}")
         with self._lock:
             # the search API's request (and the backend's ranking) plus what re-ranking needs
             answer = self.backend.search(SearchRequest(query=text, rewrite=self.rewrite, top_k=top_k, candidates=True,

@@ -21,7 +21,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from toolsift.config import FIELDS, Retriever, Settings
-from toolsift.embedding import Embedder
+from toolsift.encoders.embedding import Embedder
 from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.mftr.ablations import (
     ABLATIONS,

@@ -15,7 +15,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from toolsift.config import Settings
-from toolsift.embedding import Embedder
+from toolsift.encoders.embedding import Embedder
 from toolsift.errors import CatalogError, ConfigError
 from toolsift.evaluation.mftr.inputs import read_json
 from toolsift.evaluation.runner import ensure_eval_index, model_alias

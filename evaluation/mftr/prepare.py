@@ -12,7 +12,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from toolsift.config import Settings
-from toolsift.embedding import Embedder
+from toolsift.encoders.embedding import Embedder
 from toolsift.evaluation.mftr.indices import ensure_variant_index, raw_tools, variant_catalog
 from toolsift.evaluation.mftr.inputs import MFTRInputs, load_hard_negatives, load_rewrites, load_standardized, make_folds
 from toolsift.ingest.benchmarks import load_benchmark, load_folds

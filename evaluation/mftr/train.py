@@ -10,7 +10,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from toolsift.config import Retriever, Settings
-from toolsift.embedding import Embedder
+from toolsift.encoders.embedding import Embedder
 from toolsift.errors import BadQueryError
 from toolsift.evaluation.mftr.inputs import MFTRInputs
 from toolsift.evaluation.mftr.prepare import Prepared, prepare

@@ -5,7 +5,7 @@ Every format is a :class:`~toolsift.ingest.loaders.base.CatalogLoader` (its modu
 and its first bytes or first record cheaply, ``load(path) -> Iterator[LoadedRecord]`` streams the
 records. A loader raises :class:`~toolsift.errors.CatalogError` only for a whole-file problem
 (missing, not valid JSON, wrong top-level shape); a bad record is yielded as a
-:class:`~toolsift.ingest.records.RejectedRecord`, and everything else about a record is validated by
+:class:`~toolsift.ingest.raw_records.RejectedRecord`, and everything else about a record is validated by
 normalisation.
 """
 
@@ -21,7 +21,7 @@ from toolsift.ingest.loaders import beir, mcp, mftr, openai_functions, openapi, 
 from toolsift.ingest.loaders.base import CatalogLoader
 from toolsift.ingest.loaders.files import read_json, read_text, require_file, type_name
 from toolsift.ingest.nesting import DEFAULT_MAX_NESTING_DEPTH, nesting_problem
-from toolsift.ingest.records import LoadedRecord, RawTool, RejectedRecord
+from toolsift.ingest.raw_records import LoadedRecord, RawTool, RejectedRecord
 
 __all__ = ["CatalogLoader", "LOADERS", "get_loader", "detect_format", "load_catalog"]
 

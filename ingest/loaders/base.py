@@ -8,7 +8,7 @@ carry an ``id`` is an :class:`IdentifiedListLoader`, which yields the malformed 
 
 A loader raises :class:`~toolsift.errors.CatalogError` only for a whole-file problem (missing, not
 valid JSON, wrong top-level shape); a bad record is yielded as a
-:class:`~toolsift.ingest.records.RejectedRecord`, and everything else about a record is validated by
+:class:`~toolsift.ingest.raw_records.RejectedRecord`, and everything else about a record is validated by
 normalisation.
 """
 
@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from toolsift.ingest.loaders.files import JsonPeek, list_records, peek_json, read_json, type_name
 from toolsift.ingest.loaders.naming import catalog_label, id_text
-from toolsift.ingest.records import LoadedRecord, RejectedRecord
+from toolsift.ingest.raw_records import LoadedRecord, RejectedRecord
 
 __all__ = [
     "CatalogLoader",

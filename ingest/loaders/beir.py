@@ -17,7 +17,7 @@ from pathlib import Path
 from toolsift.ingest.loaders.base import CatalogLoader, not_expected, record_id
 from toolsift.ingest.loaders.files import first_jsonl_record, json_message, parse_json, read_lines
 from toolsift.ingest.nesting import json_nesting
-from toolsift.ingest.records import LoadedRecord, RawTool, RejectedRecord
+from toolsift.ingest.raw_records import LoadedRecord, RawTool, RejectedRecord
 
 __all__ = ["BeirLoader", "LOADER", "NAME", "detect", "load"]
 

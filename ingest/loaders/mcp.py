@@ -26,7 +26,7 @@ from typing import Any
 from toolsift.ingest.loaders.base import JsonCatalogLoader, not_expected
 from toolsift.ingest.loaders.files import JsonPeek, list_records, listed_under, read_json, type_name
 from toolsift.ingest.loaders.naming import agent_id_for, catalog_name, nonblank, slugify
-from toolsift.ingest.records import LoadedRecord, RawAgent, RawTool, RejectedRecord
+from toolsift.ingest.raw_records import LoadedRecord, RawAgent, RawTool, RejectedRecord
 
 __all__ = ["McpLoader", "LOADER", "NAME", "detect", "load", "tool_id_for"]
 

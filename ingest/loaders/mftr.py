@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolsift.ingest.loaders.base import IdentifiedListLoader, not_an_object
-from toolsift.ingest.records import LoadedRecord, RawTool
+from toolsift.ingest.raw_records import LoadedRecord, RawTool
 
 __all__ = ["MftrLoader", "LOADER", "NAME", "detect", "load"]
 

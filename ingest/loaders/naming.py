@@ -7,7 +7,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from toolsift.ingest.records import AGENT_ID_PREFIX
+from toolsift.ingest.raw_records import AGENT_ID_PREFIX
 
 __all__ = ["catalog_name", "catalog_label", "slugify", "agent_id_for", "id_text", "nonblank"]
 

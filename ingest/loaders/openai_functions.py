@@ -15,7 +15,7 @@ from typing import Any
 from toolsift.ingest.loaders.base import JsonCatalogLoader, not_expected
 from toolsift.ingest.loaders.files import JsonPeek, list_records, listed_under, read_json
 from toolsift.ingest.loaders.naming import nonblank
-from toolsift.ingest.records import LoadedRecord, RawTool
+from toolsift.ingest.raw_records import LoadedRecord, RawTool
 
 __all__ = ["OpenAIFunctionsLoader", "LOADER", "NAME", "detect", "load"]
 

@@ -37,7 +37,7 @@ from toolsift.ingest.loaders.files import JsonPeek, read_json, read_text, type_n
 from toolsift.ingest.loaders.naming import agent_id_for, nonblank, slugify
 from toolsift.ingest.loaders.openapi_refs import RefResolver
 from toolsift.ingest.nesting import DEFAULT_MAX_NESTING_DEPTH
-from toolsift.ingest.records import LoadedRecord, RawAgent, RawTool, RejectedRecord
+from toolsift.ingest.raw_records import LoadedRecord, RawAgent, RawTool, RejectedRecord
 
 __all__ = ["OpenApiLoader", "LOADER", "NAME", "detect", "load"]
 

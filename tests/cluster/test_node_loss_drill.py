@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from toolsift.evaluation.nodeloss import run_node_loss_drill
+from toolsift.bench.nodeloss import run_node_loss_drill
 from toolsift.plugin_scripts import LocalCluster
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]  # the drill in full: `make test-slow` (CI keeps test_local_cluster)

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from toolsift.evaluation.shard_bench import routing_shard, run_shard_bench
+from toolsift.bench.shard_bench import routing_shard, run_shard_bench
 from toolsift.opensearch import connect
 from toolsift.plugin_scripts import LocalCluster
 
 #: A slow run (`make test-slow`, ~2–4 min: a cluster started, two layouts ingested): CI keeps the bench's
-#: pure parts (tests/unit/evaluation/test_shard_bench.py) and its routing agreement with a real node
+#: pure parts (tests/unit/bench/test_shard_bench.py) and its routing agreement with a real node
 #: (tests/integration/test_ingest_index.py).
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 

@@ -111,7 +111,7 @@ def tenant_catalog(client: Any, base_settings: Any, embedder: Any, datasets: Pat
     with a history whose bundles mix the tenants' tools, and four keys: acme and globex search keys, an
     acme admin key and an all-tenant admin key."""
     from toolsift.access import ApiKey, hash_key
-    from toolsift.ingest.history import index_history
+    from toolsift.sets.history_import import index_history
     from toolsift.records import Bundle, History, PastQuery
 
     servers = json.loads((datasets / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))

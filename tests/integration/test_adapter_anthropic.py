@@ -26,7 +26,7 @@ from tests.integration.adapter_support import (  # noqa: F401 - key and recorder
 from tests.integration.conftest import TenantCatalog
 from toolsift.client import AsyncToolsiftClient, ToolsiftAPIError, ToolsiftClient, ToolsiftConnectionError
 from toolsift.errors import ConfigError
-from toolsift.evaluation.load import free_port
+from toolsift.bench.load import free_port
 from toolsift.integrations.anthropic import (
     SEARCH_TOOL_NAME,
     AsyncToolSearch,

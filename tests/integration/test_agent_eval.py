@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
-from toolsift.evaluation.agents import AGENT_MEASURES, AgentEvalResult, run_agent_eval
+from toolsift.agents.agent_eval import AGENT_MEASURES, AgentEvalResult, run_agent_eval
 from toolsift.mappings.index import IndexManager
 
 pytestmark = pytest.mark.integration

@@ -17,11 +17,11 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
-from toolsift.evaluation.agents import load_livemcpbench
+from toolsift.agents.agent_eval import load_livemcpbench
 from toolsift.mappings import vector_field
 from toolsift.opensearch import wire_vector
 from toolsift.search.backend import SearchBackend
-from toolsift.search.records import SearchRequest
+from toolsift.search.request import SearchRequest
 
 from tests.conftest import drop_indices, ingest_tenant_slices
 

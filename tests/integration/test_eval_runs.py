@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from toolsift.cli.main import cli
 from toolsift.evaluation.evalruns import EvalRunLog, EvalRunRow
-from toolsift.mappings.evalruns import eval_runs_index_body
+from toolsift.mappings.evalruns_doc import eval_runs_index_body
 from toolsift.mappings.index import IndexManager
 
 pytestmark = pytest.mark.integration

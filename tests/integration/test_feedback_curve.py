@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from toolsift.evaluation.evalruns import EvalRunLog
-from toolsift.evaluation.feedback_sim import run_feedback_curve, plot_curve
+from toolsift.learning.feedback_sim import run_feedback_curve, plot_curve
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]  # five learner runs over the API: `make test-slow`; CI keeps test_learn_from_feedback and tests/security/test_feedback_abuse
 

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
-from toolsift.evaluation.ingest_bench import BENCH_INDEX
+from toolsift.bench.ingest_bench import BENCH_INDEX
 from toolsift.mappings.index import IndexManager
 
 pytestmark = pytest.mark.integration

@@ -501,7 +501,7 @@ def test_every_mcp_tool_is_routed_to_its_agents_shard(
 
 
 def test_the_shard_a_server_s_tools_go_to_is_the_one_bench_shards_predicts(client: Any, settings: Any) -> None:
-    from toolsift.evaluation.shard_bench import routing_shard
+    from toolsift.bench.shard_bench import routing_shard
 
     index = f"{settings.index}-routing-check"
     client.indices.create(index=index, body={"settings": {"number_of_shards": 3, "number_of_replicas": 0}})

@@ -116,7 +116,7 @@ def test_a_damaged_vector_cache_is_a_warning_and_the_catalog_is_ingested_in_full
     damaged.parent.mkdir(parents=True)
     damaged.write_bytes(b"\x00\x01 not a database \xff" * 512)
 
-    with caplog.at_level(logging.WARNING, logger="toolsift.ingest.vectorcache"):
+    with caplog.at_level(logging.WARNING, logger="toolsift.encoders.vectorcache"):
         report = ingest_catalog(client, cached, model, catalog, approvals=False)
 
     assert report.ok and report.tools == int(client.count(index=report.index, body={

@@ -17,11 +17,11 @@ import pytest
 from toolsift.access import Principal
 from toolsift.api.service import ToolQuery, ToolSearchService
 from toolsift.errors import ConfigError
-from toolsift.evaluation.learn import learn_weights
+from toolsift.learning.learner import learn_weights
 from toolsift.evaluation.runner import ensure_eval_index
 from toolsift.ingest.benchmarks import load_benchmark
-from toolsift.ranker.feedback_pairs import LearningPolicy, TooFewKeysError, feedback_pairs
-from toolsift.search.feedback import ToolOutcome, load_feedback
+from toolsift.learning.feedback_pairs import LearningPolicy, TooFewKeysError, feedback_pairs
+from toolsift.learning.feedback import ToolOutcome, load_feedback
 
 pytestmark = pytest.mark.integration
 

@@ -1,6 +1,6 @@
 """Live catalogs: a running MCP server kept in the index by ``toolsift sync``.
 
-The server is real (``toolsift.evaluation.changing_server``: the official SDK's low-level server over
+The server is real (``toolsift.bench.changing_server``: the official SDK's low-level server over
 stdio, two tools per ``tools/list`` page) and changes its tools at run time when the test rewrites its
 spec file, announcing each change with ``notifications/tools/list_changed``. toolsift's client is the
 SDK's; the index is on the real node.
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.integration
 
 INDEX = "toolsift-livetest-catalog"
 TOOLSIFT = str(Path(sys.executable).with_name("toolsift"))
-SERVER = [sys.executable, "-m", "toolsift.evaluation.changing_server"]
+SERVER = [sys.executable, "-m", "toolsift.bench.changing_server"]
 
 
 def _tool(name: str, description: str, *params: str) -> dict[str, Any]:

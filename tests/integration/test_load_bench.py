@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.mark.slow  # a benchmark command's full drill: `make test-slow` (CI time, docs/contributing.md)
 def test_the_load_bench_measures_the_api_and_the_floor_in_one_run(tenant_catalog: TenantCatalog) -> None:
-    from toolsift.evaluation.load import run_load
+    from toolsift.bench.load import run_load
 
     figures = run_load(tenant_catalog.settings, tenant_catalog.queries, clients=(1, 2), step_s=5, hold_s=5)
 
@@ -30,7 +30,7 @@ def test_the_load_bench_measures_the_api_and_the_floor_in_one_run(tenant_catalog
 
 
 def test_a_step_in_which_no_request_completes_is_an_error_that_says_so(tmp_path: Path) -> None:
-    from toolsift.evaluation.load import NoRequestCompletedError, locust_step
+    from toolsift.bench.load import NoRequestCompletedError, locust_step
 
     with socket.socket() as silent:  # accepts connections and never answers
         silent.bind(("127.0.0.1", 0))

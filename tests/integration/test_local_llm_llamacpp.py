@@ -28,7 +28,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     model = get_settings().data_dir / "llm" / QWEN_CODER_1_5B.filename
     if not llama_cpp_available() or not model.is_file():
         not_applicable("the local LLM is opt-in: pip install llama-cpp-python and run `toolsift llm fetch`")
-    from toolsift.evaluation.load import free_port
+    from toolsift.bench.load import free_port
 
     port = free_port()
     log = (tmp_path_factory.mktemp("llm") / "server.log").open("w")

@@ -19,7 +19,7 @@ from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.mappings.index import IndexManager
 from toolsift.search import Searcher
 from toolsift.search.planner import LEXICAL_NEED
-from toolsift.search.records import explanation
+from toolsift.search.request import explanation
 
 pytestmark = pytest.mark.integration
 

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from toolsift.cli.main import cli
 from toolsift.config import get_settings
 from toolsift.errors import ConfigError, RankerUnavailableError
-from toolsift.evaluation.failover import RankerProcess
+from toolsift.bench.failover import RankerProcess
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.mappings.index import IndexManager
 from toolsift.plugin_scripts.native import native_names, require_ml_commons

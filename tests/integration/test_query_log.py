@@ -101,7 +101,7 @@ def test_a_log_that_cannot_be_written_does_not_fail_the_search(
     client.indices.create(index=LOG_INDEX, body={"mappings": {"dynamic": "strict", "properties": {"x": {"type": "keyword"}}}})
     settings = catalog.with_overrides(query_log=True, query_log_index=LOG_INDEX)
 
-    with caplog.at_level(logging.WARNING, logger="toolsift.search.querylog"):
+    with caplog.at_level(logging.WARNING, logger="toolsift.learning.querylog"):
         result = Searcher(client, settings, embedder).search("read a pdf file", top_k=2)
 
     assert result.tools
@@ -126,7 +126,7 @@ def _opened_at_once(client: Any, settings: Any, n: int) -> None:
     import threading
 
     from toolsift.opensearch import connect
-    from toolsift.search.querylog import QueryLog
+    from toolsift.learning.querylog import QueryLog
 
     clients = [connect(settings) for _ in range(n)]
     start = threading.Barrier(n)
@@ -146,30 +146,30 @@ def test_logs_opened_at_once_on_a_new_index_warn_of_nothing(
         client: Any, catalog: Any, embedder: Any, caplog: pytest.LogCaptureFixture) -> None:
     settings = catalog.with_overrides(query_log=True, query_log_index=LOG_INDEX)
 
-    with caplog.at_level(logging.WARNING, logger="toolsift.search.querylog"):
+    with caplog.at_level(logging.WARNING, logger="toolsift.learning.querylog"):
         for _ in range(3):
             client.indices.delete(index=LOG_INDEX, ignore_unavailable=True)
             _opened_at_once(client, settings, 3)
 
-    assert [r.getMessage() for r in caplog.records if r.name == "toolsift.search.querylog"] == []
+    assert [r.getMessage() for r in caplog.records if r.name == "toolsift.learning.querylog"] == []
     Searcher(client, settings, embedder).search("read a pdf file", top_k=1)
     assert len(records(client)) == 1
 
 
 def test_a_retention_prune_that_fails_says_so_and_searches_are_still_logged(
         client: Any, catalog: Any, embedder: Any, caplog: pytest.LogCaptureFixture) -> None:
-    from toolsift.mappings.querylog import query_log_index_body
+    from toolsift.learning.querylog_doc import query_log_index_body
 
     settings = catalog.with_overrides(query_log=True, query_log_index=LOG_INDEX)
     client.indices.create(index=LOG_INDEX, body=query_log_index_body())
     client.indices.put_settings(index=LOG_INDEX, body={"index": {"blocks": {"read": True}}})  # writes still go in
     try:
-        with caplog.at_level(logging.WARNING, logger="toolsift.search.querylog"):
+        with caplog.at_level(logging.WARNING, logger="toolsift.learning.querylog"):
             Searcher(client, settings, embedder).search("read a pdf file", top_k=1)
     finally:
         client.indices.put_settings(index=LOG_INDEX, body={"index": {"blocks": {"read": False}}})
 
-    messages = [r.getMessage() for r in caplog.records if r.name == "toolsift.search.querylog"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "toolsift.learning.querylog"]
     assert len(messages) == 1 and "retention prune" in messages[0] and "skipped" in messages[0], messages
     assert "unlogged" not in messages[0]
     assert [r["request"] for r in records(client)] == ["read a pdf file"]
@@ -177,8 +177,8 @@ def test_a_retention_prune_that_fails_says_so_and_searches_are_still_logged(
 
 def test_an_answer_given_under_a_request_id_is_found_at_once_even_in_a_log_made_by_an_older_toolsift(
         client: Any, catalog: Any, embedder: Any) -> None:
-    from toolsift.mappings.querylog import query_log_index_body
-    from toolsift.search.querylog import issued_answer, issuing
+    from toolsift.learning.querylog_doc import query_log_index_body
+    from toolsift.learning.querylog import issued_answer, issuing
 
     older = query_log_index_body()
     for added in ("request_id", "tenant", "key", "answered_ids"):  # the version 1 mapping

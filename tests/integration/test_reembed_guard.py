@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from toolsift.embedding import Embedder, model_path
-from toolsift.evaluation.learn import reembed_guarded
+from toolsift.encoders.embedding import Embedder, model_path
+from toolsift.learning.learner import reembed_guarded
 from toolsift.evaluation.runner import ensure_eval_index
-from toolsift.ingest.reembed import doc_from_source, reembed_version
+from toolsift.learning.reembed import doc_from_source, reembed_version
 from toolsift.mappings.index import IndexManager
-from toolsift.ranker.embedder_artifact import save_embedder
-from toolsift.ranker.embedder_pairs import load_training_pairs
-from toolsift.ranker.embedder_training import EmbedderTrainingConfig, train_embedder
+from toolsift.encoders.encoder_artifact import save_embedder
+from toolsift.encoders.encoder_pairs import load_training_pairs
+from toolsift.encoders.encoder_training import EmbedderTrainingConfig, train_embedder
 from toolsift.search import Searcher
 from toolsift.errors import ConfigError, IndexMismatchError
 from toolsift.opensearch import cosine_from_lucene

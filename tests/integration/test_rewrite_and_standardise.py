@@ -24,11 +24,11 @@ import pytest
 from toolsift.errors import ERROR_TABLE, LLMUnavailableError
 from toolsift.ingest.loaders import load_catalog
 from toolsift.ingest.pipeline import ingest_catalog
-from toolsift.ingest.records import RawTool
-from toolsift.ingest.standardise_tasks import EXPAND_INSTRUCTIONS, JUDGE_INSTRUCTIONS, STANDARDIZE_INSTRUCTIONS
-from toolsift.ingest.standardise_llm import LLMStandardiser
+from toolsift.ingest.raw_records import RawTool
+from toolsift.standardise.tasks import EXPAND_INSTRUCTIONS, JUDGE_INSTRUCTIONS, STANDARDIZE_INSTRUCTIONS
+from toolsift.standardise.standardiser import LLMStandardiser
 from toolsift.llm import LLM, LLMCache
-from toolsift.ingest.published import import_published
+from toolsift.standardise.published import import_published
 from toolsift.mappings import F
 from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import cap_terms
@@ -477,7 +477,7 @@ def test_the_ingest_command_standardises_with_the_cache_and_says_so_when_it_cann
 def test_the_request_eval_llm_row_rewrites_each_request_once_and_no_other_row_asks(
     settings: Any, client: Any, embedder: Any, datasets: Path, scripted: ScriptedLLM, tmp_path: Path
 ) -> None:
-    from toolsift.evaluation.requests import run_request_eval, save_rewrites
+    from toolsift.evaluation.request_eval import run_request_eval, save_rewrites
     from toolsift.llm import cached_output
 
     needs = {"tool_needs": [

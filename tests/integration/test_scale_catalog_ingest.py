@@ -10,7 +10,7 @@ import pytest
 
 from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.runner import ranked_run
-from toolsift.evaluation.scale_catalog import generate_catalog
+from toolsift.bench.scale_catalog import generate_catalog
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.mappings.model import F
 from toolsift.search import Searcher

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
-from toolsift.evaluation.sets import run_set_eval
+from toolsift.sets.set_eval import run_set_eval
 from toolsift.mappings.index import IndexManager
 
 pytestmark = pytest.mark.integration

@@ -22,11 +22,11 @@ from toolsift.evaluation.runner import ensure_eval_index
 from toolsift.ingest.benchmarks import load_benchmark
 from toolsift.mappings.index import IndexManager
 from toolsift.ranker.artifact import WeightsArtifact
-from toolsift.ranker.experiments import arm_for, experiments, promote, rollback, start_experiment
+from toolsift.learning.experiments import arm_for, experiments, promote, rollback, start_experiment
 from toolsift.ranker.mftr import MFTRWeights
 from toolsift.records import kinds_for
-from toolsift.search.ab import ab_report
-from toolsift.search.feedback import ToolOutcome
+from toolsift.learning.ab_report import ab_report
+from toolsift.learning.feedback import ToolOutcome
 
 pytestmark = pytest.mark.integration
 

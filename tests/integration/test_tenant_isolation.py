@@ -88,7 +88,7 @@ def test_without_a_tenant_boundary_the_same_probes_do_reach_every_tenant(
 
 def test_set_recommendations_draw_only_on_bundles_the_tenant_may_see_whole(
         tenant_catalog: TenantCatalog, client: Any, embedder: Any, backend: Any) -> None:
-    from toolsift.ranker.history import HistoryStore
+    from toolsift.sets.history_store import HistoryStore
 
     allowed = {"acme": {"b-acme", "b-public", "b-acme-public"}, "globex": {"b-globex", "b-public"}}
     reached: set[str] = set()

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
-from toolsift.evaluation.vector_bench import INDEX_PREFIX
+from toolsift.bench.vector_bench import INDEX_PREFIX
 
 pytestmark = pytest.mark.integration
 

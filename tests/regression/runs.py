@@ -70,7 +70,7 @@ def _tool_level(name: str, method: str, retriever: str) -> Run:
 
 def _agent_level(retriever: str) -> Run:
     def execute(ctx: Context) -> dict[str, Any]:
-        from toolsift.evaluation.agents import run_agent_eval
+        from toolsift.agents.agent_eval import run_agent_eval
 
         return run_agent_eval(ctx.client, ctx.settings, ctx.datasets / "livemcpbench", retriever=retriever,  # type: ignore[arg-type]
                               embedder=ctx.embedder).to_dict()
@@ -86,7 +86,7 @@ def _request_level(*, slow: bool = False, sliced: bool = False) -> Run:
     limit = REQUEST_SLICE if sliced else None
 
     def execute(ctx: Context) -> dict[str, Any]:
-        from toolsift.evaluation.requests import run_request_eval
+        from toolsift.evaluation.request_eval import run_request_eval
 
         return run_request_eval(ctx.client, ctx.settings, ctx.datasets / "livemcpbench", embedder=ctx.embedder,
                                 limit=limit).to_dict()
@@ -97,25 +97,25 @@ def _request_level(*, slow: bool = False, sliced: bool = False) -> Run:
 
 def _screen(name: str | None = None) -> Run:
     def execute(ctx: Context) -> dict[str, Any]:
-        from toolsift.evaluation.screen_bench import default_injection_set, run_screen_bench
+        from toolsift.screen.screen_bench import default_injection_set, run_screen_bench
 
         path = default_injection_set().with_name(name) if name else None
         return run_screen_bench(path)  # the patterns and the meaning screen, as at ingest
 
-    return Run(f"toolsift bench screen{f' evaluation/data/{name}' if name else ''}", execute)
+    return Run(f"toolsift bench screen{f' screen/data/{name}' if name else ''}", execute)
 
 
 def _catalog_screen(paths: tuple[str, ...], *, slow: bool = False) -> Run:
     """Real catalogs screened as at ingest: every flagged tool of a benign catalog is a false alarm."""
 
     def execute(ctx: Context) -> dict[str, Any]:
-        from toolsift.evaluation.screen_bench import default_injection_set, run_catalog_screen
+        from toolsift.screen.screen_bench import default_injection_set, run_catalog_screen
 
         data = default_injection_set().parent
-        return run_catalog_screen([data / p[len("evaluation/data/"):] if p.startswith("evaluation/data/")
+        return run_catalog_screen([data / p[len("screen/data/"):] if p.startswith("screen/data/")
                                    else ctx.datasets / p for p in paths])
 
-    catalogs = " ".join(f"--catalog {p if p.startswith('evaluation/') else '$D/' + p}" for p in paths)
+    catalogs = " ".join(f"--catalog {p if p.startswith('screen/') else '$D/' + p}" for p in paths)
     return Run(f"toolsift bench screen {catalogs}", execute, slow=slow)
 
 
@@ -129,7 +129,7 @@ def _opensearch(*, sliced: bool = False, slow: bool = False) -> Run:
     limit = 20 if sliced else None
 
     def execute(ctx: Context) -> dict[str, Any]:
-        from toolsift.evaluation.native_bench import run_native_bench
+        from toolsift.bench.native_bench import run_native_bench
 
         folders = [ctx.datasets / "toolret" / name for name in ("apibank", "toolink")]
         return run_native_bench(ctx.client, ctx.settings, ctx.embedder, folders, max_queries=limit)
@@ -140,7 +140,7 @@ def _opensearch(*, sliced: bool = False, slow: bool = False) -> Run:
 
 def _prompts() -> Run:
     def execute(ctx: Context) -> dict[str, Any]:
-        from toolsift.evaluation.prompt_bench import run_prompt_bench
+        from toolsift.standardise.prompt_bench import run_prompt_bench
 
         return run_prompt_bench(ctx.client, ctx.settings, ctx.embedder)
 
@@ -178,7 +178,7 @@ def _sliced_toollens(ctx: Context) -> Path:
 
 def _sets(*, history: bool, slow: bool = False, sliced: bool = False) -> Run:
     def execute(ctx: Context) -> dict[str, Any]:
-        from toolsift.evaluation.sets import run_set_eval
+        from toolsift.sets.set_eval import run_set_eval
 
         folder = _sliced_toollens(ctx) if sliced else ctx.datasets / "toollens"
         return run_set_eval(ctx.client, ctx.settings, folder, embedder=ctx.embedder, no_history=not history).to_dict()
@@ -327,7 +327,7 @@ RUNS: dict[str, Run] = {
     "screen/blind-4": _screen("injection_blind_set_4.json"),
     "screen/blind-5": _screen("injection_blind_set_5.json"),
     "screen/blind-6": _screen("injection_blind_set_6.json"),
-    "screen/benign-registry": _catalog_screen(("evaluation/data/benign_registry.json",)),
+    "screen/benign-registry": _catalog_screen(("screen/data/benign_registry.json",)),
     "screen/real-catalogs": _catalog_screen(_REAL_CATALOGS, slow=True),
     # the slice: the catalog whose false alarms move (MCP usage hints addressed to the model)
     "screen/real-catalogs/slice": _catalog_screen(("livemcpbench/tools.json",)),

@@ -37,7 +37,7 @@ def _apibank_slice(datasets: Path, folder: Path, tools: int = 20) -> Path:
 def test_bench_latency_measures_ingest_and_every_published_search_variant(
     client: Any, base_settings: Any, embedder: Any, datasets: Path, tmp_path: Path
 ) -> None:
-    from toolsift.evaluation.bench import run_bench
+    from toolsift.bench.search_bench import run_bench
 
     folder = _apibank_slice(datasets, tmp_path / "apibank-slice")
 
@@ -56,7 +56,7 @@ def test_bench_rerank_times_the_base_ranker_and_a_reranker_in_process_and_throug
     client: Any, base_settings: Any, embedder: Any, datasets: Path, seeded_cross_encoder: Path
 ) -> None:
     from toolsift.evaluation.runner import ensure_eval_index
-    from toolsift.evaluation.rerank_bench import run_rerank_bench
+    from toolsift.bench.rerank_bench import run_rerank_bench
 
     apibank = datasets / "toolret" / "apibank"
     ensure_eval_index(client, base_settings, embedder, "toolsift-eval-apibank", apibank / "tools.json", "toolret")
@@ -80,7 +80,7 @@ def test_bench_outage_loses_nothing_when_the_node_crashes_mid_ingest_and_serves_
     base_settings: Any, embedder: Any, datasets: Path, tmp_path: Path
 ) -> None:
     """The drill of `toolsift bench outage` on 15 LiveMCPBench servers, on a node of its own."""
-    from toolsift.evaluation.outage import run_outage_drill
+    from toolsift.bench.outage import run_outage_drill
 
     servers = json.loads((datasets / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))[:15]
     catalog = tmp_path / "servers.json"

@@ -1,11 +1,16 @@
 """The package layout is the pipeline, and the layering holds.
 
-A request runs one way: front ends (CLI, search API and MCP server, workbench, dashboards) → evaluation → the search backend →
-the ranker → ingest / query → plugin scripts → mappings → the ground (``toolsift/``: errors, config,
-records, embedding, the OpenSearch client, the LLM layer). Every import in product code (lazy and
-type-checking ones included) must point down or sideways inside its own package, no module may take
+A request runs one way: front ends (CLI, search API and MCP server, workbench, dashboards) →
+benchmarks → evaluation → the search backend → the ranker → ingest / query → plugin scripts → mappings
+→ the ground (``toolsift/``: errors, config, records, the OpenSearch client; ``llm/``). Every import
+in product code (lazy and type-checking ones included) must point down or sideways, no module may take
 part in an import cycle, nothing imports another package's private (``_``) modules, every package
 has a front door (``__all__`` in its ``__init__``), and library code raises toolsift's errors.
+
+A capability that spans layers lives in one folder (``learning/``, ``encoders/``, ``sets/``,
+``agents/``, ``screen/``, ``standardise/``): :data:`CAPABILITIES` places each of its modules at its
+own layer, so a capability's folder never lets a lower layer reach up; its front door sits at the
+highest layer of its modules, for the front ends.
 """
 
 from __future__ import annotations
@@ -30,11 +35,31 @@ LAYERS: list[str] = [
     "ranker",
     "search",
     "evaluation",
+    "bench",
     "dashboards",
     "workbench",
     "api",
     "cli",
+    "integrations",
 ]
+_GROUND = ("toolsift", "llm")
+#: Each capability folder's modules, by the layer each sits at.
+CAPABILITIES: dict[str, dict[str, str]] = {
+    "encoders": {"embedding": "toolsift", "onnx_encoder": "toolsift", "shipped": "toolsift",
+                 "vectorcache": "toolsift", "encoder_pairs": "ranker", "encoder_training": "ranker",
+                 "encoder_artifact": "ranker", "encoder_eval": "evaluation"},
+    "screen": {"unicode_fold": "ingest", "intent": "ingest", "e5": "ingest", "meaning": "ingest",
+               "screening": "ingest", "screen_bench": "evaluation", "adapter_training": "evaluation"},
+    "standardise": {"tasks": "ingest", "answers": "ingest", "required": "ingest", "standardiser": "ingest",
+                    "catalog": "ingest", "published": "ingest", "prompt_bench": "bench"},
+    "agents": {"aggregation": "ranker", "agent_search": "search", "agent_eval": "evaluation"},
+    "sets": {"history_doc": "mappings", "history_import": "ingest", "history_store": "ranker", "ptr": "ranker",
+             "recommender": "search", "set_eval": "evaluation"},
+    "learning": {"feedback_doc": "mappings", "querylog_doc": "mappings", "reembed": "ingest",
+                 "feedback_pairs": "ranker", "experiments": "ranker", "querylog": "search", "feedback": "search",
+                 "training_queries": "search", "ab_report": "search", "learner": "evaluation",
+                 "feedback_sim": "bench"},
+}
 #: Exceptions a pydantic validator must raise (pydantic turns them into its ValidationError).
 _VALIDATORS = {"field_validator", "model_validator", "validator"}
 _BARE = {"ValueError", "RuntimeError", "TypeError", "KeyError", "Exception"}
@@ -66,6 +91,13 @@ MODULES = _modules()
 
 def _layer(module: str) -> str:
     parts = module.split(".")
+    if len(parts) > 1 and parts[1] in CAPABILITIES:
+        layers = CAPABILITIES[parts[1]]
+        if len(parts) == 2:  # the front door: the highest of its modules' layers
+            return max(layers.values(), key=LAYERS.index)
+        return layers[parts[2]]
+    if len(parts) > 1 and parts[1] in _GROUND:
+        return "toolsift"
     return parts[1] if len(parts) > 1 and parts[1] in LAYERS else "toolsift"
 
 
@@ -86,6 +118,15 @@ def _imports(module: str) -> Iterator[tuple[str, int]]:
 
 def test_the_layers_name_every_top_level_package() -> None:
     assert {_layer(m) for m in MODULES} == set(LAYERS)
+    packages = {m.split(".")[1] for m in MODULES if m.count(".") > 1 or MODULES[m].stem == "__init__" and "." in m}
+    assert packages <= {*LAYERS, *CAPABILITIES, *_GROUND}
+
+
+@pytest.mark.parametrize("capability", sorted(CAPABILITIES))
+def test_every_module_of_a_capability_has_its_layer(capability: str) -> None:
+    modules = {m.split(".")[2] for m in MODULES if m.startswith(f"toolsift.{capability}.")}
+    assert modules == set(CAPABILITIES[capability]), f"toolsift.{capability}: place each module at a layer"
+    assert set(CAPABILITIES[capability].values()) <= set(LAYERS)
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

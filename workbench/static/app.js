@@ -291,7 +291,7 @@ function chips(t) {
   if (state.setIds.has(t.id)) out.push(el("span", { class: "chip set", text: "in PTR set" }));
   if (t.reranker_score !== null) out.push(el("span", { class: "chip rerank", text: `reranker ${fmt(t.reranker_score)}` }));
   for (const p of t.missing_required_parameters) out.push(el("span", { class: "chip missing", text: `missing: ${p}` }));
-  // The ingest screen's reasons (toolsift.ingest.screen): shown as text, never as markup.
+  // The ingest screen's reasons (toolsift.screen.screening): shown as text, never as markup.
   for (const reason of t.risk || []) out.push(el("span", { class: "chip risk", title: "flagged at ingest: hostile tool text", text: `⚠ ${reason}` }));
   return out.length ? el("div", { class: "chips" }, out) : null;
 }

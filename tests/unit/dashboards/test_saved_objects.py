@@ -29,8 +29,8 @@ from toolsift.dashboards.importer import (
     load_saved_objects,
     validate_saved_objects,
 )
-from toolsift.mappings.evalruns import eval_runs_index_body
-from toolsift.mappings.querylog import query_log_index_body
+from toolsift.mappings.evalruns_doc import eval_runs_index_body
+from toolsift.learning.querylog_doc import query_log_index_body
 from toolsift.mappings.workbench import judgments_index_body
 from toolsift.errors import ERROR_TABLE, ClusterError, ConfigError
 

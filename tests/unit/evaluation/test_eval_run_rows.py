@@ -20,12 +20,12 @@ from toolsift.evaluation.evalruns import (
     set_eval_rows,
     tool_eval_rows,
 )
-from toolsift.evaluation.agents import AgentEvalResult, AgentRow
+from toolsift.agents.agent_eval import AgentEvalResult, AgentRow
 from toolsift.ingest.benchmarks import benchmark_slug
 from toolsift.evaluation.mftr.results import AblationRow, MFTREvalResult
 from toolsift.evaluation.runner import EvalResult
-from toolsift.evaluation.sets import SetEvalResult, SetRow
-from toolsift.mappings.evalruns import EVAL_RUNS_SCHEMA_VERSION, eval_runs_index_body
+from toolsift.sets.set_eval import SetEvalResult, SetRow
+from toolsift.mappings.evalruns_doc import EVAL_RUNS_SCHEMA_VERSION, eval_runs_index_body
 
 APIBANK = Path("/data/toolret/apibank")
 TOOLINK = Path("/data/toolret/toolink")

@@ -8,7 +8,7 @@ import pytest
 
 from toolsift.config import Settings
 from toolsift.errors import ConfigError
-from toolsift.evaluation.requests import _llm_cost, run_request_eval
+from toolsift.evaluation.request_eval import _llm_cost, run_request_eval
 
 
 def test_an_llm_rewrite_row_with_no_llm_and_nothing_cached_is_refused_before_any_search(

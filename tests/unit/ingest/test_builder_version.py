@@ -10,12 +10,14 @@ import toolsift.ingest.version as version
 
 
 def test_every_named_module_exists_so_none_is_silently_left_out() -> None:
-    here = Path(version.__file__).resolve().parent
-
-    assert all((here / name).is_file() for name in version.DOCUMENT_BUILDER_MODULES)
-    assert {p.relative_to(here).as_posix() for p in (here / "loaders").glob("*.py")} <= set(
-        version.DOCUMENT_BUILDER_MODULES
-    )
+    assert all(file.is_file() for file in version._builder_files())
+    loaders = Path(version.__file__).resolve().parent / "loaders"
+    named = {name for package, name in version.DOCUMENT_BUILDER_MODULES if package == "toolsift.ingest.loaders"}
+    assert {p.name for p in loaders.glob("*.py")} <= named
+    screen = {p.name for p in version._builder_files() if p.parent.name == "screen"}
+    standardise = {p.name for p in version._builder_files() if p.parent.name == "standardise"}
+    assert {"screening.py", "unicode_fold.py", "intent.py", "meaning.py", "e5.py"} <= screen
+    assert {"tasks.py", "answers.py", "required.py", "standardiser.py", "catalog.py"} <= standardise
 
 
 def test_the_version_is_stable_and_follows_the_source(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from toolsift.ingest.derive import derive_fields, identifier_words
 from toolsift.ingest.loaders import load_catalog
 from toolsift.ingest.normalise import normalise_tool
-from toolsift.ingest.records import RawTool
+from toolsift.ingest.raw_records import RawTool
 from toolsift.mappings.model import ParameterDoc
 
 TOOLINK_SIGNATURE = "```python\ndef multiply_fractions(fraction_1, fraction_2):\n    ...\n    return (numerator, denominator)\n```"

@@ -70,7 +70,7 @@ def test_a_stored_body_reads_back_as_the_record_it_was_built_from() -> None:
     """What re-embedding an index relies on: a stored ``_source`` less its vectors is its record again."""
     from dataclasses import replace
 
-    from toolsift.ingest.reembed import doc_from_source
+    from toolsift.learning.reembed import doc_from_source
 
     tool = replace(TOOL, examples=("turn dollars into euros", "how much is 5 GBP in yen"), tenants=("acme",),
                    derived=("examples",), tags=("money",), raw={"name": "convert_currency"})

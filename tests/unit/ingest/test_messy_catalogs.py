@@ -24,7 +24,7 @@ from toolsift.mappings.model import SCHEMA_QUALITIES, AgentDoc, ToolDoc
 from toolsift.query.builder import QueryBuilder
 from toolsift.query.decompose import decompose
 from toolsift.query.rewrite import parse_rewrite
-from toolsift.search.records import SearchRequest
+from toolsift.search.request import SearchRequest
 
 # Text with the characters real catalogs carry: words, identifiers, control and bidi characters.
 _TEXT = st.one_of(

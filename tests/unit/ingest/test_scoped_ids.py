@@ -18,11 +18,11 @@ from toolsift.errors import CatalogRecordError
 from toolsift.ingest.approvals import _moved, definition_hash, visible_to
 from toolsift.ingest.normalise import normalise_agent, normalise_tool
 from toolsift.ingest.pipeline import normalised_records
-from toolsift.ingest.records import AGENT_ID_PREFIX, RawAgent, RawTool
+from toolsift.ingest.raw_records import AGENT_ID_PREFIX, RawAgent, RawTool
 from toolsift.mappings.scoped import AGENT_ID_PREFIX as SCOPED_AGENT_PREFIX
 from toolsift.mappings.scoped import id_scope, is_scoped, plain_id, reserved, scope_label, scoped_doc, scoped_id
 from toolsift.mappings import AgentDoc, ParameterDoc, ToolDoc
-from toolsift.mappings.approvals import ApprovalDoc
+from toolsift.mappings.approvals_doc import ApprovalDoc
 from toolsift.query.scope import Scope
 
 TOOL = ToolDoc(tool_id="zorblax-payroll-2/run", name="run", source="mcp/zorblax", agent_id="agent:zorblax-payroll-2",

@@ -10,7 +10,7 @@ import pytest
 from toolsift.errors import CatalogError, LLMOutputError
 from toolsift.llm import LLMCache, cached_output
 from toolsift.llm.prompt import extract_json, render_data
-from toolsift.ingest.published import import_published
+from toolsift.standardise.published import import_published
 from toolsift.llm.cache import standardize_subject
 
 

@@ -17,21 +17,19 @@ from toolsift.errors import ToolsiftError
 from toolsift.mappings import (
     FIELD_KINDS,
     EvalRunDoc,
-    HistoryDoc,
     JudgmentDoc,
-    QueryLogDoc,
     QuerySetDoc,
     build_settings,
     doc_field,
     eval_runs_index_body,
     field_mapping,
-    history_index_body,
     judgments_index_body,
-    query_log_index_body,
     query_sets_index_body,
     record_properties,
     side_index_body,
 )
+from toolsift.learning.querylog_doc import QueryLogDoc, query_log_index_body
+from toolsift.sets.history_doc import HistoryDoc, history_index_body
 
 KEYWORD = {"type": "keyword"}
 FLOAT = {"type": "float"}

@@ -18,7 +18,7 @@ from toolsift.config import DEFAULT_FIELD_WEIGHTS, FIELDS
 from toolsift.errors import BadQueryError
 from toolsift.records import FieldSignals
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.client import RemoteRanker
+from toolsift.ranker.ranker_client import RemoteRanker
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from toolsift.errors import BadQueryError
-from toolsift.evaluation.requests import score_answers
+from toolsift.evaluation.request_eval import score_answers
 from toolsift.query.decompose import file_needs, request_needs
 from toolsift.query.structured import StructuredQuery, ToolNeed
-from toolsift.ranker.agents import place_prerequisites, rank_tools_by_server
+from toolsift.agents.aggregation import place_prerequisites, rank_tools_by_server
 from toolsift.records import RankedAgent, RankedTool
 from toolsift.search.planner import planning_texts
 
@@ -106,16 +106,16 @@ def test_agent_documents_in_a_ranking_are_not_tools() -> None:
     assert [t.doc_id for t in rank_tools_by_server(steps, [], server_weight=0.4, top_k=5)] == ["a/x"]
 
 
-@pytest.mark.parametrize(("weight", "top_k"), [(-0.1, 5), (0.4, 0)])
-def test_a_negative_server_weight_or_an_empty_answer_is_refused(weight: float, top_k: int) -> None:
+def test_a_negative_server_weight_is_refused() -> None:
+    """(``top_k`` is the request's, validated once by :class:`~toolsift.search.request.SearchRequest`.)"""
     with pytest.raises(BadQueryError):
-        rank_tools_by_server([], [], server_weight=weight, top_k=top_k)
+        rank_tools_by_server([], [], server_weight=-0.1, top_k=5)
 
 
 # --- the words of the whole request ------------------------------------------------------------------------
 def test_the_requests_words_are_one_more_need_so_its_topic_cannot_bury_the_tool_its_action_names() -> None:
     from toolsift.search.planner import LEXICAL_NEED, LEXICAL_WEIGHT, PlannerParams, lexical_need, rank_planned
-    from toolsift.search.records import StepRanking
+    from toolsift.search.request import StepRanking
 
     # "search the web for recent news about electric cars": the hybrid ranking reads its topic (the EV
     # finder first, the web search below two other searches); BM25 over the same documents ranks the
@@ -148,7 +148,7 @@ def test_the_requests_words_are_one_more_need_so_its_topic_cannot_bury_the_tool_
 
 def test_lambda_weighs_the_requests_words_and_zero_leaves_them_out() -> None:
     from toolsift.search.planner import LEXICAL_NEED, PlannerParams, lexical_need, rank_planned
-    from toolsift.search.records import StepRanking
+    from toolsift.search.request import StepRanking
 
     meaning = StepRanking("add two numbers", (_tool("calc/add", "agent:calc", 0.8, 1),), ())
     words = lexical_need(StepRanking("add two numbers", (_tool("plus/squared_plus", "agent:plus", 1.0, 1),

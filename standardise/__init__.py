@@ -1,0 +1,39 @@
+"""LLM standardisation of a catalog's documentation into MFTR's fields, and Tool-DE's expansion.
+
+It owns the three LLM tasks (``tasks``: names, answer schemas, prompts), the answers' parsers
+(``answers``), the required parameters settled without the LLM (``required``), the standardiser
+(``standardiser``), standardisation of a whole catalog (``catalog``), importing MFTR's published
+outputs into the LLM cache (``published``) and ``toolsift bench prompts`` (``prompt_bench``: hostile
+tool text against toolsift's own prompts). Rule-based standardisation is ingest's
+(:mod:`toolsift.ingest.normalise`).
+
+It runs inside ingest (ingest's layer; it may import ``toolsift.llm``); the prompt benchmark sits with
+the benchmarks (it serves a model) (``tests/unit/test_layering.py``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolsift.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names' real types for mypy; at run time they are imported on first use
+    from toolsift.standardise.standardiser import LLMStandardiser as LLMStandardiser
+    from toolsift.standardise.catalog import (
+        standardised_records as standardised_records,
+        write_standardised as write_standardised,
+    )
+    from toolsift.standardise.published import import_published as import_published
+    from toolsift.standardise.prompt_bench import run_prompt_bench as run_prompt_bench
+
+#: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
+_EXPORTS: dict[str, str] = {
+    "LLMStandardiser": "toolsift.standardise.standardiser",
+    "standardised_records": "toolsift.standardise.catalog",
+    "write_standardised": "toolsift.standardise.catalog",
+    "import_published": "toolsift.standardise.published",
+    "run_prompt_bench": "toolsift.standardise.prompt_bench",
+}
+
+__all__ = list(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
