@@ -8,18 +8,7 @@ their join field are the document model's (:mod:`toolsift.mappings.model`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from toolsift.lazy import lazy_exports
-
-if TYPE_CHECKING:  # the names' real types for mypy; at run time they are imported on first use
-    from toolsift.agents.aggregation import (
-        aggregate_to_agents as aggregate_to_agents,
-        decide_level as decide_level,
-        merge_steps as merge_steps,
-    )
-    from toolsift.agents.agent_search import search_agents as search_agents
-    from toolsift.agents.agent_eval import run_agent_eval as run_agent_eval
 
 #: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
 _EXPORTS: dict[str, str] = {

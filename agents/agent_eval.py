@@ -194,6 +194,8 @@ def run_agent_eval(
     merge: MergeRule = "max",
     progress: Callable[[str, int, int], None] | None = None,
 ) -> AgentEvalResult:
+    # Long: every row of the agent-level table in the order the docs print them, each a call with its own
+    # settings.
     """Every row of the agent-level evaluation on a LiveMCPBench folder.
 
     Args:

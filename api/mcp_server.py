@@ -103,6 +103,8 @@ def create_mcp_server(
     principal: Principal | None = None,
     http_url: str | None = None,
 ) -> MCPServer[Any]:
+    # Long: the SDK's decorator pattern: each MCP tool is a closure over the one service, declared here with
+    # its schema.
     """The MCP server over ``service`` (a callable, so the service is built once, before serving).
 
     Args:

@@ -4,7 +4,7 @@ Each module is one benchmark or drill, measured next to a floor in the same run:
 ingest throughput (``search_bench``, ``ingest_bench``), concurrent load (``load``, its clients in
 ``locustfile``, its floor in ``load_floor``), the encoder backends (``encoder_bench``), ranking stages
 (``rerank_bench``), ranking inside OpenSearch (``native_bench``), vectors (``vector_bench``), shards
-(``shard_bench``), growing catalogs (``scale_catalog``, ``scale_bench``), freshness of live sources
+(``shard_bench``), growing catalogs (``scale_catalog`` with ``scale_text``, ``scale_bench`` with ``scale_report``), freshness of live sources
 (``freshness``, against ``changing_server``) and faults: a dying ranker (``failover``), a crashing node
 (``outage``) and a lost cluster member (``nodeloss``).
 
@@ -14,25 +14,7 @@ the served APIs like any client); nothing but the CLI imports it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from toolsift.lazy import lazy_exports
-
-if TYPE_CHECKING:  # the names' real types for mypy; at run time they are imported on first use
-    from toolsift.bench.search_bench import run_bench as run_bench
-    from toolsift.bench.ingest_bench import run_ingest_bench as run_ingest_bench
-    from toolsift.bench.load import run_load as run_load
-    from toolsift.bench.encoder_bench import run_encoder_bench as run_encoder_bench
-    from toolsift.bench.rerank_bench import run_rerank_bench as run_rerank_bench
-    from toolsift.bench.native_bench import run_native_bench as run_native_bench
-    from toolsift.bench.vector_bench import run_vector_bench as run_vector_bench
-    from toolsift.bench.shard_bench import run_shard_bench as run_shard_bench
-    from toolsift.bench.scale_catalog import generate_catalog as generate_catalog
-    from toolsift.bench.scale_bench import run_scale_bench as run_scale_bench
-    from toolsift.bench.freshness import run_freshness_bench as run_freshness_bench
-    from toolsift.bench.failover import run_failover as run_failover
-    from toolsift.bench.outage import run_outage_drill as run_outage_drill
-    from toolsift.bench.nodeloss import run_node_loss_drill as run_node_loss_drill
 
 #: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
 _EXPORTS: dict[str, str] = {

@@ -212,6 +212,8 @@ def run_failover(
     log_path: Path,
     echo: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
+    # Long: the drill's phases in order (healthy, ranker killed mid-run, restarted), the figures gathered as
+    # they come.
     """Run the drill (see the module docstring); the figures as a dict.
 
     Args:

@@ -61,7 +61,7 @@ from toolsift.mappings import F
 from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import connect
 from toolsift.plugin_scripts import LocalCluster
-from toolsift.plugin_scripts.node import ClusterMember, scratch_cluster
+from toolsift.plugin_scripts.cluster import ClusterMember, scratch_cluster
 
 __all__ = ["run_node_loss_drill", "drill_cluster", "VICTIMS", "LIVE_SOURCE"]
 

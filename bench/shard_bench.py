@@ -64,8 +64,8 @@ from toolsift.bench.scale_catalog import ScaleCatalog
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.mappings import F, vector_field
 from toolsift.opensearch import connect
+from toolsift.plugin_scripts.cluster import scratch_cluster
 from toolsift.plugin_scripts.pipelines import HYBRID_LAYOUT
-from toolsift.plugin_scripts.node import scratch_cluster
 from toolsift.query import QueryBuilder, Scope, StructuredQuery
 from toolsift.query.builder import knn_score_query
 from toolsift.search import SearchBackend, SearchRequest
@@ -490,6 +490,8 @@ def run_shard_bench(
     datasets: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
+    # Long: one benchmark's steps in order (a catalog, then per shard count: build, route, search, measure),
+    # the figures gathered as they come.
     """Measure each shard count of ``shard_counts`` on one catalog of ``tools`` tools (the module's steps).
 
     Args:

@@ -519,6 +519,8 @@ def run_vector_bench(
     datasets: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
+    # Long: one benchmark's steps in order (generate, encode once, each variant built, searched and measured),
+    # the figures gathered as they come.
     """Measure every variant on a generated catalog of ``tools`` tools (the module's steps).
 
     Args:

@@ -13,7 +13,8 @@ import click
 
 from toolsift.cli._context import AppContext, pass_app
 from toolsift.cli.options import json_flag
-from toolsift.plugin_scripts.node import OPENSEARCH_VERSION, LocalCluster, LocalNode
+from toolsift.plugin_scripts.cluster import LocalCluster
+from toolsift.plugin_scripts.node import OPENSEARCH_VERSION, LocalNode
 
 __all__ = ["node"]
 

@@ -77,7 +77,7 @@ def sync(app: AppContext, once: bool, names: tuple[str, ...], index_alias: str |
 def status(app: AppContext, as_json: bool) -> None:
     """Each source as `toolsift sync` last saw it: connected or not, tools, last change, last error."""
     from toolsift.ingest.live import read_status
-    from toolsift.plugin_scripts.node import pid_alive
+    from toolsift.plugin_scripts.processes import pid_alive
 
     settings = app.settings()
     found = read_status(settings)

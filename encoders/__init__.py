@@ -13,21 +13,7 @@ ranker's layer, the benchmark at evaluation's (``tests/unit/test_layering.py``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from toolsift.lazy import lazy_exports
-
-if TYPE_CHECKING:  # the names' real types for mypy; at run time they are imported on first use
-    from toolsift.encoders.embedding import Embedder as Embedder, load_embedder as load_embedder
-    from toolsift.encoders.onnx_encoder import OnnxEncoder as OnnxEncoder
-    from toolsift.encoders.vectorcache import CachedEncoder as CachedEncoder, VectorCache as VectorCache
-    from toolsift.encoders.encoder_pairs import load_training_pairs as load_training_pairs
-    from toolsift.encoders.encoder_training import (
-        EmbedderTrainingConfig as EmbedderTrainingConfig,
-        train_embedder as train_embedder,
-    )
-    from toolsift.encoders.encoder_artifact import EmbedderArtifact as EmbedderArtifact
-    from toolsift.encoders.encoder_eval import run_embedder_bench as run_embedder_bench
 
 #: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
 _EXPORTS: dict[str, str] = {

@@ -148,6 +148,21 @@ def model_identity(embedder: _Encoder) -> str:
     return f"{embedder.name}|{embedder.dimension}|{files}|{backend}"
 
 
+def _write_ahead(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode. The switch needs the file to itself and SQLite answers "database is
+    locked" at once rather than waiting (its busy timeout does not cover it), so while another process
+    creates or opens the same new file it is tried again, within the busy timeout."""
+    deadline = time.monotonic() + _BUSY_TIMEOUT_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class VectorCache:
     """Vectors by (model identity, side, SHA-256 of the text) in the SQLite file ``path``.
 
@@ -210,7 +225,7 @@ class VectorCache:
             if found is None or found[0] != CACHE_FORMAT:
                 self._off(f"its format is {found[0] if found else 'unknown'!r}, not {CACHE_FORMAT!r}")
                 return
-            conn.execute("PRAGMA journal_mode = WAL")
+            _write_ahead(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.Error as exc:
             self._off(f"it cannot be read ({exc})")

@@ -329,6 +329,8 @@ def run_request_eval(
     llm_rewrite: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> RequestEvalResult:
+    # Long: every row of the whole-request table in the order the docs print them, each a call with its own
+    # settings.
     """Every row of the whole-request evaluation on a LiveMCPBench folder (see the module's protocol).
 
     ``llm_rewrite`` adds a row whose requests go through the rewriter: ``llm_model``'s cached rewrite

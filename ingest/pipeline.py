@@ -411,6 +411,8 @@ def ingest_catalog(
     approve: bool = False,
     approved_by: str = "ingest",
 ) -> IngestReport:
+    # Long: one all-or-nothing write (validate, new version or in place, embed, bulk, prune, swap, compact)
+    # whose steps share the index version and its cleanup on failure.
     """Ingest the catalog at ``path`` into the index behind ``settings.index``.
 
     Args:

@@ -25,6 +25,7 @@ DOCUMENT_BUILDER_MODULES: tuple[tuple[str, str], ...] = (
     *(("toolsift.ingest", name) for name in (
         "raw_records.py",
         "normalise.py",
+        "parameters.py",
         "derive.py",
         "prerequisites.py",
         "embed.py",
@@ -38,6 +39,7 @@ DOCUMENT_BUILDER_MODULES: tuple[tuple[str, str], ...] = (
         "screening.py",
         "unicode_fold.py",
         "intent.py",
+        "intent_words.py",
         "meaning.py",
         "e5.py",
         "data/screen_model.json",  # the meaning screen's adapter and thresholds decide which tools are flagged

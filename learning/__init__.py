@@ -15,31 +15,7 @@ the benchmarks. This front door is for front ends (``cli``, ``api``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from toolsift.lazy import lazy_exports
-
-if TYPE_CHECKING:  # the names' real types for mypy; at run time they are imported on first use
-    from toolsift.learning.feedback import (
-        FeedbackStore as FeedbackStore,
-        ToolOutcome as ToolOutcome,
-        load_feedback as load_feedback,
-    )
-    from toolsift.learning.querylog import QueryLog as QueryLog, issuing as issuing
-    from toolsift.learning.feedback_pairs import (
-        LearningPolicy as LearningPolicy,
-        feedback_pairs as feedback_pairs,
-    )
-    from toolsift.learning.experiments import (
-        TenantExperiment as TenantExperiment,
-        promote as promote,
-        rollback as rollback,
-        start_experiment as start_experiment,
-    )
-    from toolsift.learning.ab_report import ab_report as ab_report
-    from toolsift.learning.learner import learn_weights as learn_weights, reembed_guarded as reembed_guarded
-    from toolsift.learning.reembed import reembed_version as reembed_version
-    from toolsift.learning.feedback_sim import run_feedback_curve as run_feedback_curve
 
 #: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
 _EXPORTS: dict[str, str] = {

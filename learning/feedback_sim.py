@@ -315,6 +315,8 @@ def run_feedback_curve(
     record: bool = True,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> FeedbackCurve:
+    # Long: the simulation's steps in order (baseline, rounds of feedback and learning, the adversarial run,
+    # A/B), the figures gathered as they come.
     """Run the simulation (module docstring) on a BEIR folder with ``train`` and ``test`` qrels (ToolLens)."""
     started = time.monotonic()
     checkpoints = sorted(set(checkpoints))

@@ -119,6 +119,8 @@ def create_app(
     cluster_url: str | None = None,
     read_timeout_s: float | None = None,
 ) -> FastAPI:
+    # Long: FastAPI's factory pattern: the routes are closures over the pipeline, batcher, guard and metrics
+    # built here.
     """The ranker service over ``pipeline`` (see the module docstring).
 
     Args:

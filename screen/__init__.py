@@ -12,21 +12,7 @@ The screen runs inside ingest (ingest's layer); the benchmark and the training s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from toolsift.lazy import lazy_exports
-
-if TYPE_CHECKING:  # the names' real types for mypy; at run time they are imported on first use
-    from toolsift.screen.screening import (
-        ScreenedTool as ScreenedTool,
-        screen_catalog as screen_catalog,
-        screen_text as screen_text,
-    )
-    from toolsift.screen.meaning import meaning_screen as meaning_screen
-    from toolsift.screen.screen_bench import (
-        run_catalog_screen as run_catalog_screen,
-        run_screen_bench as run_screen_bench,
-    )
 
 #: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
 _EXPORTS: dict[str, str] = {

@@ -13,16 +13,7 @@ evaluation's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from toolsift.lazy import lazy_exports
-
-if TYPE_CHECKING:  # the names' real types for mypy; at run time they are imported on first use
-    from toolsift.sets.history_store import HistoryStore as HistoryStore
-    from toolsift.sets.history_import import index_history as index_history, load_history as load_history
-    from toolsift.sets.ptr import PTRConfig as PTRConfig, ToolSet as ToolSet, recommend_set as recommend_set
-    from toolsift.sets.recommender import SetRecommender as SetRecommender
-    from toolsift.sets.set_eval import run_set_eval as run_set_eval
 
 #: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
 _EXPORTS: dict[str, str] = {

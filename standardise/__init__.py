@@ -13,18 +13,7 @@ the benchmarks (it serves a model) (``tests/unit/test_layering.py``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from toolsift.lazy import lazy_exports
-
-if TYPE_CHECKING:  # the names' real types for mypy; at run time they are imported on first use
-    from toolsift.standardise.standardiser import LLMStandardiser as LLMStandardiser
-    from toolsift.standardise.catalog import (
-        standardised_records as standardised_records,
-        write_standardised as write_standardised,
-    )
-    from toolsift.standardise.published import import_published as import_published
-    from toolsift.standardise.prompt_bench import run_prompt_bench as run_prompt_bench
 
 #: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
 _EXPORTS: dict[str, str] = {

@@ -74,6 +74,8 @@ def run_mftr_eval(
     reranker_gguf: str | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> MFTREvalResult:
+    # Long: MFTR's protocol read top to bottom (prepare, folds, ablations, rows); its docstring documents 15
+    # options and each stage is a module of evaluation/mftr/.
     """Run MFTR (and its ablations) with 5-fold cross-validation on one or several ToolRet sets.
 
     Several folders make the mixed benchmark: one index over all their tools, one query set, and a

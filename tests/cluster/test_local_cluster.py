@@ -19,7 +19,8 @@ from opensearchpy import OpenSearch
 from toolsift.config import Settings
 from toolsift.opensearch import connect
 from toolsift.plugin_scripts import LocalCluster
-from toolsift.plugin_scripts.node import RUNNER_MAIN, pid_alive, port_in_use
+from toolsift.plugin_scripts.node import RUNNER_MAIN, port_in_use
+from toolsift.plugin_scripts.processes import pid_alive
 
 pytestmark = pytest.mark.cluster
 

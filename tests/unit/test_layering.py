@@ -48,7 +48,7 @@ CAPABILITIES: dict[str, dict[str, str]] = {
     "encoders": {"embedding": "toolsift", "onnx_encoder": "toolsift", "shipped": "toolsift",
                  "vectorcache": "toolsift", "encoder_pairs": "ranker", "encoder_training": "ranker",
                  "encoder_artifact": "ranker", "encoder_eval": "evaluation"},
-    "screen": {"unicode_fold": "ingest", "intent": "ingest", "e5": "ingest", "meaning": "ingest",
+    "screen": {"unicode_fold": "ingest", "intent": "ingest", "intent_words": "ingest", "e5": "ingest", "meaning": "ingest",
                "screening": "ingest", "screen_bench": "evaluation", "adapter_training": "evaluation"},
     "standardise": {"tasks": "ingest", "answers": "ingest", "required": "ingest", "standardiser": "ingest",
                     "catalog": "ingest", "published": "ingest", "prompt_bench": "bench"},

@@ -14,21 +14,23 @@ import pytest
 
 from toolsift.errors import ConfigError, ToolsiftError
 from toolsift.bench.scale_bench import (
-    FIGURES,
-    RESULTS_FILE,
     capability_recall,
     compound_entries,
-    derive_embedding,
     files_by_kind,
     first_copies,
     floor_bodies,
+    near_duplicate_share,
+    run_scale_bench,
+    scale_layout,
+)
+from toolsift.bench.scale_report import (
+    FIGURES,
+    RESULTS_FILE,
+    derive_embedding,
     growth,
     growth_rows,
     markdown_tables,
-    near_duplicate_share,
     projections,
-    run_scale_bench,
-    scale_layout,
     summary_rows,
     write_outputs,
 )

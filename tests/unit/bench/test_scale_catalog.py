@@ -16,13 +16,13 @@ import pytest
 from toolsift.config import Settings
 from toolsift.errors import CatalogError
 from toolsift.bench.scale_catalog import (
-    BOILERPLATE,
     MAX_SERVER_TOOLS,
     MIN_SERVER_TOOLS,
     ScaleCatalog,
     generate_catalog,
     load_scale_catalog,
 )
+from toolsift.bench.scale_text import BOILERPLATE
 from toolsift.ingest.benchmarks import load_livemcpbench_benchmark, load_toolret_benchmark
 from toolsift.ingest.loaders.mcp import tool_id_for
 from toolsift.ingest.pipeline import validate_catalog

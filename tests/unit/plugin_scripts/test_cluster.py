@@ -23,7 +23,8 @@ from toolsift.config import Settings, get_settings
 from toolsift.errors import ERROR_TABLE, NodeError
 from toolsift.opensearch import make_client
 from toolsift.plugin_scripts import LocalCluster, LocalNode
-from toolsift.plugin_scripts.node import ARTIFACT_VERSION, MAX_NODE_PORT, pid_alive, port_in_use
+from toolsift.plugin_scripts.node import ARTIFACT_VERSION, MAX_NODE_PORT, port_in_use
+from toolsift.plugin_scripts.processes import pid_alive
 
 FAKE_MEMBER = """\
 #!{python}
