@@ -9,8 +9,8 @@ from toolsift.lazy import lazy_exports
 #: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
 _EXPORTS: dict[str, str] = {
     "ToolSearchService": "toolsift.api.service",
-    "ToolQuery": "toolsift.api.service",
-    "Filters": "toolsift.api.service",
+    "Delivery": "toolsift.api.service",
+    "agent_filter": "toolsift.api.service",
     "create_app": "toolsift.api.app",
     "create_mcp_server": "toolsift.api.mcp_server",
 }

@@ -48,12 +48,13 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolsift.access import KeyRing, Principal
-from toolsift.api.service import MAX_PINNED, MAX_TOP_K, Filters, ToolQuery, ToolSearchService
+from toolsift.api.service import MAX_PINNED, MAX_TOP_K, Delivery, ToolSearchService, agent_filter
 from toolsift.config import Settings
 from toolsift.errors import ClusterError
 from toolsift.metrics_view import TENANT_LABEL, caller_tenant, exposition
 from toolsift.query.structured import MAX_QUERY_CHARS
 from toolsift.search.definitions import Format
+from toolsift.search.request import SearchRequest
 from toolsift.learning.feedback import MAX_OUTCOMES, ToolOutcome
 from toolsift.webguard import (
     RequestGuard,
@@ -249,19 +250,20 @@ def create_app(
 
     @app.post("/v1/search", summary="Find tools (or agents) for a request")
     def search(body: SearchBody, who: Who, svc: Service) -> dict[str, Any]:
-        servers = tuple(body.filters.servers) + tuple(body.filters.agents)
-        call = ToolQuery(query=body.query, steps=tuple(body.steps), level=body.level, top_k=body.top_k,
-                         filters=Filters(servers=servers, tags=tuple(body.filters.tags)), explain=body.explain,
-                         format=body.format, max_results=body.max_results, token_budget=body.token_budget,
-                         retriever=body.retriever, instruction=body.instruction, multi_need=body.multi_need,
-                         risky=body.risky, copies=body.copies, brief=body.brief, pinned=tuple(body.pinned))
-        return svc.search(who, call)
+        request = SearchRequest(
+            query=body.query, steps=tuple(body.steps), level=body.level, top_k=body.top_k, retriever=body.retriever,
+            agents=agent_filter([*body.filters.servers, *body.filters.agents]), tags=tuple(body.filters.tags),
+            explain=body.explain, instruction=body.instruction, multi_need=body.multi_need, risky=body.risky,
+            copies=body.copies)
+        delivery = Delivery(format=body.format, max_results=body.max_results, token_budget=body.token_budget,
+                            brief=body.brief, pinned=tuple(body.pinned))
+        return svc.search(who, request, delivery)
 
     @app.post("/v1/toolset", summary="A precise tool set for a request (PTR)")
     def toolset(body: ToolsetBody, who: Who, svc: Service) -> dict[str, Any]:
-        call = ToolQuery(query=body.query, format=body.format, max_results=body.max_results,
-                         token_budget=body.token_budget, instruction=body.instruction)
-        return svc.toolset(who, call)
+        request = SearchRequest(query=body.query, level="set", instruction=body.instruction)
+        return svc.toolset(who, request, Delivery(format=body.format, max_results=body.max_results,
+                                                  token_budget=body.token_budget))
 
     @app.get("/v1/tools/{tool_id:path}", summary="One tool, ready to call")
     def get_tool(tool_id: Annotated[str, Path(min_length=1, max_length=512)], who: Who, svc: Service,

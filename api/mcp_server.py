@@ -42,11 +42,12 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from starlette.applications import Starlette
 
 from toolsift.access import ALL_TENANTS, LOCAL, KeyRing, Principal, Role
-from toolsift.api.service import MAX_TOP_K, Filters, ToolQuery, ToolSearchService
+from toolsift.api.service import MAX_TOP_K, Delivery, ToolSearchService, agent_filter
 from toolsift.config import Settings
 from toolsift.errors import AuthError, ToolsiftError, error_kind
 from toolsift.query.structured import MAX_QUERY_CHARS
 from toolsift.search.definitions import Format
+from toolsift.search.request import SearchRequest
 from toolsift.webguard import RequestGuard, key_check
 
 __all__ = ["create_mcp_server", "closed_tool", "KeyVerifier", "streamable_http_app", "INSTRUCTIONS"]
@@ -167,10 +168,10 @@ def create_mcp_server(
             description="once: a tool several servers offer is answered once, the others in `also_on`; all: every "
                         "copy ranked. Default: the server's setting.")] = None,
     ) -> dict[str, Any]:
-        call = ToolQuery(query=query, top_k=top_k, level=level,
-                         filters=Filters(servers=tuple(servers or ()), tags=tuple(tags or ())),
-                         format=format, max_results=max_results, token_budget=token_budget, copies=copies)
-        return await run(lambda svc, who: svc.search(who, call))
+        delivery = Delivery(format=format, max_results=max_results, token_budget=token_budget)
+        return await run(lambda svc, who: svc.search(who, SearchRequest(
+            query=query, top_k=top_k, level=level, agents=agent_filter(servers or ()), tags=tuple(tags or ()),
+            copies=copies, explain=False), delivery))
 
     @_tool(description=(
         "Get a small, precise set of tools that together cover every step of a task. Use it once at the start "
@@ -181,8 +182,8 @@ def create_mcp_server(
         max_results: MaxResultsArg = None,
         token_budget: TokenBudgetArg = None,
     ) -> dict[str, Any]:
-        call = ToolQuery(query=task, format=format, max_results=max_results, token_budget=token_budget)
-        return await run(lambda svc, who: svc.toolset(who, call))
+        delivery = Delivery(format=format, max_results=max_results, token_budget=token_budget)
+        return await run(lambda svc, who: svc.toolset(who, SearchRequest(query=task, level="set"), delivery))
 
     @_tool(description=(
         "Get one tool's full definition, ready to call, by the id a search returned. Use it when you kept only "

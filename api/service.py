@@ -12,7 +12,9 @@ with the caller's tenant and key and the tools handed over (:func:`toolsift.lear
 and feedback on it (``/v1/feedback``, a forwarded ``call_tool``) is accepted only from that key and
 only on those tools (:class:`~toolsift.learning.feedback.FeedbackStore`).
 
-Two options shape a search's tool list (:class:`ToolQuery`):
+A call is the request (:class:`~toolsift.search.request.SearchRequest`, built and validated at the
+edge; the service sets its tenant from the caller's key and its request id) and how to hand the tools
+over (:class:`Delivery`). Two of those options shape a search's tool list:
 
 * ``brief`` — each tool only ``{id, name, description}``: the name the asked format's client calls it
   by and a one-line description (:func:`~toolsift.search.definitions.one_line`), the shape hosted
@@ -34,13 +36,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 from opensearchpy import OpenSearch
 
 from toolsift.access import Principal
-from toolsift.config import Copies, McpSource, MultiNeed, Retriever, RiskyTools, Settings
+from toolsift.config import McpSource, Settings
 from toolsift.encoders.embedding import Embedder
 from toolsift.errors import BadQueryError, ForbiddenError, NotFoundError
 from toolsift.mappings import F
@@ -49,9 +51,9 @@ from toolsift.search.backend import SearchBackend
 from toolsift.search.definitions import TOKENIZER, Fitted, Format, ToolDefinition
 from toolsift.learning.feedback import FeedbackStore, ToolOutcome
 from toolsift.learning.querylog import issuing
-from toolsift.search.request import MAX_SERVED_TOP_K, RequestedLevel, SearchRequest, SearchResponse, explanation
+from toolsift.search.request import MAX_SERVED_TOP_K, SearchRequest, SearchResponse, explanation
 
-__all__ = ["Filters", "ToolQuery", "CallTarget", "ToolSearchService", "PinnedToolError", "MAX_TOP_K", "MAX_PINNED"]
+__all__ = ["Delivery", "agent_filter", "CallTarget", "ToolSearchService", "PinnedToolError", "MAX_TOP_K", "MAX_PINNED"]
 
 #: The most tools (or agents) one agent call may ask for.
 MAX_TOP_K = MAX_SERVED_TOP_K  # the schemas of the search API and the MCP server bound top_k by it
@@ -67,37 +69,19 @@ class PinnedToolError(BadQueryError):
         self.field = field
 
 
-@dataclass(frozen=True)
-class Filters:
-    """Which tools a call may return: of these servers / agents (``agent:<slug>`` or the bare slug),
-    with any of these tags."""
-
-    servers: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-
-    @property
-    def agent_ids(self) -> tuple[str, ...]:
-        return tuple(s if s.startswith("agent:") else f"agent:{s}" for s in self.servers)
+def agent_filter(servers: Sequence[str]) -> tuple[str, ...]:
+    """A call's server filter as the request's agent filter: ids ``agent:<slug>`` or bare slugs."""
+    return tuple(s if s.startswith("agent:") else f"agent:{s}" for s in servers)
 
 
 @dataclass(frozen=True)
-class ToolQuery:
-    """One agent call: the request and how to answer it."""
+class Delivery:
+    """How a search's tools are handed over; what to search is the call's
+    :class:`~toolsift.search.request.SearchRequest` (the one record from the edge to the backend)."""
 
-    query: str = ""
-    steps: tuple[str, ...] = ()
-    level: RequestedLevel = "tool"
-    top_k: int = 10
-    filters: Filters = field(default_factory=Filters)
-    explain: bool = False
     format: Format = "toolsift"
     max_results: int | None = None
     token_budget: int | None = None
-    retriever: Retriever | None = None
-    instruction: str | None = None
-    multi_need: MultiNeed | None = None
-    risky: RiskyTools | None = None
-    copies: Copies | None = None
     brief: bool = False
     pinned: tuple[str, ...] = ()
 
@@ -126,38 +110,34 @@ class ToolSearchService:
         self.feedback_store = FeedbackStore(client, settings)
 
     def warm(self) -> None:
-        """Open the default searcher now (index checks, search pipelines), not on the first call."""
-        self.backend.searcher()
+        """Build the backend's searchers now (:meth:`SearchBackend.warm`), not on the first call."""
+        self.backend.warm()
 
     # --- calls ------------------------------------------------------------------------------------
-    def search(self, who: Principal, call: ToolQuery) -> dict[str, Any]:
-        """Tools (or agents) for ``call``, as ``who`` may see them, with ready-to-call definitions."""
-        pinned = self._pinned(who, call.pinned)
+    def search(self, who: Principal, request: SearchRequest, delivery: Delivery = Delivery()) -> dict[str, Any]:
+        """Tools (or agents) for ``request``, as ``who`` may see them, with ready-to-call definitions.
+
+        The request's tenant is always ``who``'s (whatever the request says) and its id a fresh one."""
+        pinned = self._pinned(who, delivery.pinned)
         request_id = _request_id()
-        request = SearchRequest(
-            query=call.query, steps=call.steps, level=call.level, top_k=call.top_k, retriever=call.retriever,
-            agents=call.filters.agent_ids, tags=call.filters.tags, tenant=who.tenant, explain=call.explain,
-            instruction=call.instruction, multi_need=call.multi_need, risky=call.risky,
-            copies=call.copies, request_id=request_id,
-        )
+        request = replace(request, tenant=who.tenant, request_id=request_id)
         with issuing(request_id, tenant=who.tenant, key=who.name) as issue:
-            answer = self._answer(who, call, self.backend.search(request), request_id, pinned)
+            answer = self._answer(who, request, delivery, self.backend.search(request), request_id, pinned)
             # Logged in the search's own order, pinned tools last: feedback is accepted on every tool
             # handed over, and what learns from it reads the ranks as the search's, not the agent's pins.
             ids = [t["id"] for t in answer["tools"]]
             issue.answered([i for i in ids if i not in pinned] + [i for i in ids if i in pinned])
         return answer
 
-    def toolset(self, who: Principal, call: ToolQuery) -> dict[str, Any]:
-        """PTR's precise tool set for ``call`` (from the index's history when it has one)."""
+    def toolset(self, who: Principal, request: SearchRequest, delivery: Delivery = Delivery()) -> dict[str, Any]:
+        """PTR's precise tool set for ``request`` (from the index's history when it has one)."""
         request_id = _request_id()
-        request = SearchRequest(query=call.query, level="set", tenant=who.tenant, instruction=call.instruction,
-                                request_id=request_id)
+        request = replace(request, level="set", tenant=who.tenant, request_id=request_id)
         with issuing(request_id, tenant=who.tenant, key=who.name) as issue:
             response = self.backend.search(request)
             assert response.tool_set is not None
             tool_set = response.tool_set.tool_set
-            fitted = self._deliver(who, [m.tool_id for m in tool_set.members], call)
+            fitted = self._deliver(who, [m.tool_id for m in tool_set.members], delivery)
             delivered = {t.tool_id: t for t in fitted.tools}
             members = [
                 {"id": m.tool_id, "name": delivered[m.tool_id].name, "need": m.need, "reason": m.reason, "why": m.why,
@@ -167,7 +147,7 @@ class ToolSearchService:
             ]
             issue.answered([m["id"] for m in members])
         return {
-            "request_id": request_id, "query": call.query, "format": call.format, "tools": members,
+            "request_id": request_id, "query": request.query, "format": delivery.format, "tools": members,
             "needs": list(tool_set.needs), "unsolved_needs": list(tool_set.unsolved),
             "history": response.tool_set.history, **_budget(fitted),
             "timings_ms": {k: round(v, 2) for k, v in response.tool_set.timings.items()},
@@ -289,23 +269,23 @@ class ToolSearchService:
             raise PinnedToolError(f"pinned.{n}: no tool {tool_id!r}{more}", f"pinned.{n}")
         return tuple(dict.fromkeys(pinned))
 
-    def _deliver(self, who: Principal, ids: Sequence[str], call: ToolQuery, keep: int = 0) -> Fitted:
-        budget = call.token_budget if call.token_budget is not None else self.settings.token_budget
-        return self.backend.deliver(ids, tenant=who.tenant, fmt=call.format, max_results=call.max_results,
-                                    token_budget=budget, brief=call.brief, keep=keep)
+    def _deliver(self, who: Principal, ids: Sequence[str], delivery: Delivery, keep: int = 0) -> Fitted:
+        budget = delivery.token_budget if delivery.token_budget is not None else self.settings.token_budget
+        return self.backend.deliver(ids, tenant=who.tenant, fmt=delivery.format, max_results=delivery.max_results,
+                                    token_budget=budget, brief=delivery.brief, keep=keep)
 
-    def _answer(self, who: Principal, call: ToolQuery, response: SearchResponse, request_id: str,
-                pinned: tuple[str, ...] = ()) -> dict[str, Any]:
+    def _answer(self, who: Principal, request: SearchRequest, delivery: Delivery, response: SearchResponse,
+                request_id: str, pinned: tuple[str, ...] = ()) -> dict[str, Any]:
         result = response.result
         assert result is not None
         ranked = {t.doc_id: t for t in result.tools if t.entity == "tool"}
         found = [i for i in ranked if i not in pinned]  # a pinned tool the search found keeps its pinned place
-        fitted = self._deliver(who, [*pinned, *found], call, keep=len(pinned))
+        fitted = self._deliver(who, [*pinned, *found], delivery, keep=len(pinned))
         tools = []
         for rank, tool in enumerate(fitted.tools, start=1):
             hit = ranked.get(tool.tool_id)
             also_on = _also_on(hit)
-            if call.brief:
+            if delivery.brief:
                 tools.append({**tool.definition, **_risk(tool), **also_on})
                 continue
             entry: dict[str, Any] = {
@@ -321,7 +301,7 @@ class ToolSearchService:
                 continue
             if hit.prerequisite_of:  # a tool its server needs called before the one above it
                 entry["prerequisite_of"] = hit.prerequisite_of
-            if call.explain:
+            if request.explain:
                 entry["explain"] = {
                     "field_scores": {k: round(v, 4) for k, v in hit.field_scores.items()},
                     "contributions": {k: round(v, 4) for k, v in hit.contributions.items()},
@@ -332,8 +312,8 @@ class ToolSearchService:
                 }
             tools.append(entry)
         answer: dict[str, Any] = {
-            "request_id": request_id, "query": call.query, "level": result.level,
-            "requested_level": result.requested_level or result.level, "format": call.format, "tools": tools,
+            "request_id": request_id, "query": request.query, "level": result.level,
+            "requested_level": result.requested_level or result.level, "format": delivery.format, "tools": tools,
             **_budget(fitted),
             "agents": [{"rank": a.rank, "id": a.agent_id, "name": a.name, "score": round(a.score, 6)}
                        for a in result.agents],
@@ -343,7 +323,7 @@ class ToolSearchService:
         }
         if result.level_reason:
             answer["level_reason"] = result.level_reason
-        if call.brief:
+        if delivery.brief:
             answer["brief"] = True
         if pinned:
             answer["pinned"] = list(pinned)

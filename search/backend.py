@@ -89,6 +89,20 @@ class SearchBackend:
             return self._searcher(self.settings, "tool")
         return self._searcher(self.settings_for(request), request.level)
 
+    def warm(self) -> None:
+        """Build now what a first request would otherwise build while its client waits (index checks,
+        search pipelines, the query log, weights artifacts): the default searcher and, when the index
+        runs tenants' A/B tests, each candidate's searcher."""
+        searcher = self.searcher()
+        if self.settings.weights is not None:  # explicit weights take no A/B test
+            return
+        with self._lock:
+            found = self._experiments.get(searcher.weights_stamp)
+            if found is None:
+                found = self._experiments[searcher.weights_stamp] = experiments(searcher.index)
+        for experiment in found.values():
+            self._searcher(self.settings, "tool", experiment.candidate)
+
     def _searcher(self, settings: Settings, level: SearchLevel, candidate: WeightsArtifact | None = None) -> Searcher:
         with_model = self._embedder is not None or needs_embedder(level, settings.retriever)
         key = (settings.index, str(settings.weights), settings.reranker, settings.ranker_url, with_model,

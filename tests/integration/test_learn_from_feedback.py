@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from toolsift.access import Principal
-from toolsift.api.service import ToolQuery, ToolSearchService
+from toolsift.api.service import ToolSearchService
+from toolsift.search.request import SearchRequest
 from toolsift.errors import ConfigError
 from toolsift.learning.learner import learn_weights
 from toolsift.evaluation.runner import ensure_eval_index
@@ -44,12 +45,12 @@ def served(client: Any, base_settings: Any, embedder: Any, datasets: Path) -> An
     for n, qid in enumerate([q for q in benchmark.qrels if q in benchmark.queries][:60]):
         agent = agents[n % len(agents)]
         gold = {t for t, grade in benchmark.qrels[qid].items() if grade > 0}
-        answer = service.search(agent, ToolQuery(query=benchmark.queries[qid], top_k=10))
+        answer = service.search(agent, SearchRequest(query=benchmark.queries[qid], top_k=10))
         called = [ToolOutcome(t["id"], called=True, success=True) for t in answer["tools"] if t["id"] in gold]
         if called:
             service.feedback(agent, answer["request_id"], called)
             sent += len(called)
-        spam = service.search(spammer, ToolQuery(query=benchmark.queries[qid], top_k=10))
+        spam = service.search(spammer, SearchRequest(query=benchmark.queries[qid], top_k=10))
         last = [ToolOutcome(spam["tools"][-1]["id"], called=True, success=True)]
         first, again = (service.feedback(spammer, spam["request_id"], last) for _ in range(2))
         assert (first["stored"], first["already_recorded"]) == (1, 0) and (again["stored"], again["already_recorded"]) == (0, 1)

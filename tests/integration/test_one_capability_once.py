@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from toolsift.access import Principal
-from toolsift.api.service import ToolQuery, ToolSearchService
+from toolsift.api.service import Delivery, ToolSearchService
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.query.scope import Scope
 from toolsift.search import SearchBackend, SearchRequest, Searcher
@@ -105,9 +105,9 @@ def test_the_agent_api_names_the_copies_with_their_servers_and_takes_copies_all(
     service = ToolSearchService(client, copies_index, embedder)
     who = Principal(name="acme-key", tenant="acme", role="search")
 
-    once = service.search(who, ToolQuery(query=LISTING, top_k=10, format="mcp"))
-    every = service.search(who, ToolQuery(query=LISTING, top_k=10, format="mcp", copies="all"))
-    brief = service.search(who, ToolQuery(query=LISTING, top_k=10, format="mcp", brief=True))
+    once = service.search(who, SearchRequest(query=LISTING, top_k=10), Delivery(format="mcp"))
+    every = service.search(who, SearchRequest(query=LISTING, top_k=10, copies="all"), Delivery(format="mcp"))
+    brief = service.search(who, SearchRequest(query=LISTING, top_k=10), Delivery(format="mcp", brief=True))
 
     folded = [t for t in once["tools"] if t.get("also_on")]
     assert folded and all(set(c) == {"id", "server"} for t in folded for c in t["also_on"])

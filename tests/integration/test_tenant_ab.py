@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.access import Principal
-from toolsift.api.service import ToolQuery, ToolSearchService
+from toolsift.api.service import ToolSearchService
+from toolsift.search.request import SearchRequest
 from toolsift.cli.main import cli
 from toolsift.errors import ConfigError, NotFoundError
 from toolsift.evaluation.runner import ensure_eval_index
@@ -80,13 +81,13 @@ def test_the_tenant_s_share_goes_to_the_candidate_and_the_report_compares_the_ar
     started = start_experiment(client, ALIAS, "acme", candidate, 0.5)
     acme_ids, other_ids, successes = [], [], {"control": 0, "candidate": 0}
     for text, gold in queries:
-        answer = service.search(ACME, ToolQuery(query=text, top_k=10))
+        answer = service.search(ACME, SearchRequest(query=text, top_k=10))
         acme_ids.append(answer["request_id"])
         worked = [t["id"] for t in answer["tools"] if t["id"] in gold]
         if worked:
             service.feedback(ACME, answer["request_id"], [ToolOutcome(worked[0], called=True, success=True)])
             successes[arm_for(started, answer["request_id"])] += 1
-        other_ids.append(service.search(OTHER, ToolQuery(query=text, top_k=10))["request_id"])
+        other_ids.append(service.search(OTHER, SearchRequest(query=text, top_k=10))["request_id"])
     logged = _logged(client, settings, acme_ids)
     # each request's arm is the hash of its id: exactly the candidate's share of them carry its version
     for rid in acme_ids:
@@ -116,10 +117,10 @@ def test_promote_gives_the_candidate_all_of_the_tenant_s_traffic_and_rollback_no
     candidate = _candidate(tmp, passed=True)
     start_experiment(client, ALIAS, "acme", candidate, 0.3)
     promote(client, ALIAS, "acme")
-    promoted = [service.search(ACME, ToolQuery(query=text, top_k=5))["request_id"] for text, _ in queries[:8]]
+    promoted = [service.search(ACME, SearchRequest(query=text, top_k=5))["request_id"] for text, _ in queries[:8]]
     assert set(_logged(client, settings, promoted).values()) == {candidate.version}
     rollback(client, ALIAS, "acme")
-    back = [service.search(ACME, ToolQuery(query=text, top_k=5))["request_id"] for text, _ in queries[:8]]
+    back = [service.search(ACME, SearchRequest(query=text, top_k=5))["request_id"] for text, _ in queries[:8]]
     assert candidate.version not in _logged(client, settings, back).values()
     with pytest.raises(NotFoundError, match="no experiment for tenant 'acme'"):
         rollback(client, ALIAS, "acme")

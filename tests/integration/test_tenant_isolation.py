@@ -228,12 +228,13 @@ def test_a_forwarded_call_counts_as_feedback_only_on_an_answer_given_to_the_call
     import uuid
 
     from toolsift.access import Principal
-    from toolsift.api.service import ToolQuery, ToolSearchService
+    from toolsift.api.service import ToolSearchService
+    from toolsift.search.request import SearchRequest
     from toolsift.errors import BadQueryError, NotFoundError
 
     service = ToolSearchService(client, tenant_catalog.settings, embedder)
     acme, globex = Principal("acme", "acme", "search"), Principal("globex", "globex", "search")
-    answer = service.search(acme, ToolQuery(query=FEEDBACK_QUERY, top_k=20))
+    answer = service.search(acme, SearchRequest(query=FEEDBACK_QUERY, top_k=20))
     public = _tools_of(tenant_catalog, "")
     shared = next(t["id"] for t in answer["tools"] if t["id"] in public)
     request_id = answer["request_id"]
@@ -252,7 +253,7 @@ def test_a_forwarded_call_counts_as_feedback_only_on_an_answer_given_to_the_call
 
     assert [(d["tool_id"], d["key"]) for d in _stored_feedback(client, tenant_catalog, request_id)] == [(shared, "acme")]
     # a tool set's answer (several searches behind it) is recorded under its request id with its members
-    toolset = service.toolset(acme, ToolQuery(query=tenant_catalog.queries[0]))
+    toolset = service.toolset(acme, SearchRequest(query=tenant_catalog.queries[0]))
     member = toolset["tools"][0]["id"]
     assert service.record_call(acme, toolset["request_id"], member, False) == "stored"
 
