@@ -1,5 +1,5 @@
 """The serving front ends agents call: the search API (``toolsift serve api``) and the MCP server
-(``toolsift serve mcp``), both thin over :class:`~toolsift.api.service.ToolSearchService` and the one
+(``toolsift serve mcp``), both thin over :class:`~toolsift.api.search_service.ToolSearchService` and the one
 search backend."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from toolsift.lazy import lazy_exports
 
 #: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
 _EXPORTS: dict[str, str] = {
-    "ToolSearchService": "toolsift.api.service",
-    "Delivery": "toolsift.api.service",
-    "agent_filter": "toolsift.api.service",
+    "ToolSearchService": "toolsift.api.search_service",
+    "Delivery": "toolsift.api.search_service",
+    "agent_filter": "toolsift.api.search_service",
     "create_app": "toolsift.api.app",
     "create_mcp_server": "toolsift.api.mcp_server",
 }

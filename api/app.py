@@ -48,7 +48,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolsift.access import KeyRing, Principal
-from toolsift.api.service import MAX_PINNED, MAX_TOP_K, Delivery, ToolSearchService, agent_filter
+from toolsift.api.search_service import MAX_PINNED, MAX_TOP_K, Delivery, ToolSearchService, agent_filter
 from toolsift.config import Settings
 from toolsift.errors import ClusterError
 from toolsift.metrics_view import TENANT_LABEL, caller_tenant, exposition

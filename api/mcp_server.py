@@ -1,7 +1,7 @@
 """``toolsift serve mcp``: toolsift as an MCP server (the official SDK's ``MCPServer``), over stdio or
 streamable HTTP.
 
-Four tools, answered by the same :class:`~toolsift.api.service.ToolSearchService` as the search API:
+Four tools, answered by the same :class:`~toolsift.api.search_service.ToolSearchService` as the search API:
 
 - ``search_tools`` — the tools for a need, each ready to call (MCP ``Tool`` objects by default);
 - ``recommend_toolset`` — a small, precise set of tools covering every need of a task (PTR);
@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from starlette.applications import Starlette
 
 from toolsift.access import ALL_TENANTS, LOCAL, KeyRing, Principal, Role
-from toolsift.api.service import MAX_TOP_K, Delivery, ToolSearchService, agent_filter
+from toolsift.api.search_service import MAX_TOP_K, Delivery, ToolSearchService, agent_filter
 from toolsift.config import Settings
 from toolsift.errors import AuthError, ToolsiftError, error_kind
 from toolsift.query.structured import MAX_QUERY_CHARS

@@ -3,7 +3,7 @@
 
 For each benchmark folder: its eval index (as ``toolsift eval`` builds it), ``toolsift serve ranker`` as
 its own process on loopback with a fresh token, and ``toolsift deploy opensearch`` for that index
-(:func:`toolsift.search.native.deploy_native`). Then every query, one after the other:
+(:func:`toolsift.search.native_stages.deploy_native`). Then every query, one after the other:
 
 * **toolsift search**: :meth:`Searcher.search` in this process (top 10);
 * **plain hybrid**: what a client without toolsift's ranking sends: the query encoded here and the
@@ -16,7 +16,7 @@ p50 / p95 of each path and of the per-query added time (native minus plain). Thr
 are not timed. The deployment is removed afterwards.
 
 **Per hop**: the native path's time split into what the service does for each of its two calls, run
-here in process on the same code (:class:`~toolsift.search.native.NativeStages`; the query encoded
+here in process on the same code (:class:`~toolsift.search.native_stages.NativeStages`; the query encoded
 afresh, as the service's first call does), OpenSearch's search of the first stage the service built,
 and the rest: ml-commons' connectors and processors and the two HTTP round trips (the native time
 minus the three).
@@ -43,7 +43,7 @@ from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.plugin_scripts.native import native_names
 from toolsift.query.structured import StructuredQuery
 from toolsift.search import Searcher
-from toolsift.search.native import NativeStages, deploy_native, remove_native, template_params
+from toolsift.search.native_stages import NativeStages, deploy_native, remove_native, template_params
 
 __all__ = ["run_native_bench", "EQUIVALENCE_TOLERANCE"]
 

@@ -33,7 +33,7 @@ from toolsift.config import Retriever, Settings
 from toolsift.encoders.embedding import Embedder
 from toolsift.errors import RankerUnavailableError
 from toolsift.evaluation.runner import latency_summary
-from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.ranking_pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest
 
 __all__ = ["run_rerank_bench", "build_requests"]
@@ -152,7 +152,7 @@ def run_rerank_bench(
     progress: Callable[[str], None] = lambda _: None,
 ) -> dict[str, Any]:
     """Time the base ranker and each reranker (see the module docstring); the figures as a dict."""
-    from toolsift.ranker.service import build_pipeline
+    from toolsift.ranker.ranker_service import build_pipeline
 
     progress(f"building {len(queries)} requests from {settings.index}")
     requests = build_requests(client, settings, embedder, queries, retriever)

@@ -59,7 +59,7 @@ def opensearch(
     Needs ml-commons (`toolsift node start --ml-commons`) and `toolsift serve ranker` running where the
     cluster reaches it. Idempotent; run it again after pushing new weights.
     """
-    from toolsift.search.native import check_native, deploy_native, remove_native
+    from toolsift.search.native_stages import check_native, deploy_native, remove_native
 
     settings = app.settings(index=index_alias, ranker_url=ranker_url, ranker_token=token, ranker_timeout=timeout)
     client = app.client()

@@ -66,8 +66,8 @@ def ranker(
     import logging
 
     from toolsift.access import KeyRing, check_bind
-    from toolsift.ranker.pipeline import RankingPipeline
-    from toolsift.ranker.service import serve as run_service
+    from toolsift.ranker.ranking_pipeline import RankingPipeline
+    from toolsift.ranker.ranker_service import serve as run_service
 
     settings = app.settings(weights=weights_path, reranker=reranker, rerank_top=rerank_top,
                             rerank_weight=rerank_weight, reranker_device=device, ranker_token=token,
@@ -76,7 +76,7 @@ def ranker(
     if settings.ranker_token is None:  # a ranker token guards the service as keys do
         check_bind(host, keys, force=insecure, service="serve ranker")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    for name in ("toolsift.ranker.service", "toolsift.ranker.batching", "toolsift.ranker.service_metrics"):
+    for name in ("toolsift.ranker.ranker_service", "toolsift.ranker.batching", "toolsift.ranker.service_metrics"):
         logging.getLogger(name).setLevel(logging.INFO)
 
     def ready(pipeline: RankingPipeline) -> None:
@@ -88,7 +88,7 @@ def ranker(
         click.echo(f"ranker service: {pipeline.base.name} ({where}); {auth}; http://{host}:{port}", err=True)
 
     from toolsift.encoders.embedding import load_embedder
-    from toolsift.search.native import NativeStages
+    from toolsift.search.native_stages import NativeStages
 
     # OpenSearch's search pipeline (`toolsift deploy opensearch`) calls /v1/opensearch/*: the query encoder
     # loads now (a first call must answer within the connectors' timeout); the cluster is reached on the

@@ -9,7 +9,7 @@ Per fold (``toolsift eval --method mftr --reranker …``) and for ``toolsift tra
 3. the reranker is trained on those pairs (:mod:`toolsift.ranker.reranker_training`);
 4. the fusion weight λ is the grid value (0, 0.1, …, 1) with the best NDCG@10 on the dev queries
    (ties: the smaller λ, so an uninformative reranker leaves MFTR's order alone);
-5. test queries run through :class:`~toolsift.ranker.pipeline.RankingPipeline` exactly as a search
+5. test queries run through :class:`~toolsift.ranker.ranking_pipeline.RankingPipeline` exactly as a search
    would, timed per query.
 """
 
@@ -27,7 +27,7 @@ from toolsift.evaluation.metrics import evaluate
 from toolsift.evaluation.runner import ranked_run
 from toolsift.records import FieldSignals
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.pipeline import RankingPipeline, candidate_text
+from toolsift.ranker.ranking_pipeline import RankingPipeline, candidate_text
 from toolsift.ranker.protocol import RankRequest
 from toolsift.ranker.reranker_training import (
     RerankerTrainingConfig,

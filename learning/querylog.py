@@ -7,7 +7,7 @@ are never written, so no credential (OpenSearch password or API key, LLM key, ra
 the log.
 
 **Answers under a request id.** A front end that answers with a ``request_id`` (the search API and
-the MCP server, :class:`~toolsift.api.service.ToolSearchService`) runs its search inside
+the MCP server, :class:`~toolsift.api.search_service.ToolSearchService`) runs its search inside
 :func:`issuing`: the search's record is stored under that id (``_id``), with the tenant and key it
 was answered to and the tools the answer handed over (:meth:`Issuing.answered`), when the block ends
 — before the answer leaves. :func:`issued_answer` reads it back with a real-time get (no refresh

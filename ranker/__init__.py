@@ -15,7 +15,7 @@ _EXPORTS: dict[str, str] = {
     "MFTRRanker": "toolsift.ranker.mftr",
     "MFTRWeights": "toolsift.ranker.mftr",
     "FieldWeightRanker": "toolsift.ranker.fusion",
-    "RankingPipeline": "toolsift.ranker.pipeline",
+    "RankingPipeline": "toolsift.ranker.ranking_pipeline",
     "WeightsArtifact": "toolsift.ranker.artifact",
     "load_artifact": "toolsift.ranker.artifact",
 }

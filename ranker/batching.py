@@ -1,7 +1,7 @@
 """The ranker service's micro-batcher: the reranker pairs of concurrent requests, scored in shared
 model calls.
 
-Each request of ``toolsift serve ranker`` (:mod:`toolsift.ranker.service`) hands its (query,
+Each request of ``toolsift serve ranker`` (:mod:`toolsift.ranker.ranker_service`) hands its (query,
 document) pairs to the app's :class:`MicroBatcher` and awaits its :class:`BatchScores`. One asyncio
 task collects the pairs of queued requests until ``max_pairs`` (:data:`DEFAULT_MAX_BATCH_PAIRS`) or
 ``wait_s`` after the first arrival, scores them with one ``reranker.score_pairs`` call on a single

@@ -249,7 +249,7 @@ class RankResponse(BaseModel):
 
 
 class RankingService(Protocol):
-    """The one ranker the search path calls: in-process (:class:`~toolsift.ranker.pipeline.RankingPipeline`)
+    """The one ranker the search path calls: in-process (:class:`~toolsift.ranker.ranking_pipeline.RankingPipeline`)
     or over HTTP (:class:`~toolsift.ranker.ranker_client.RemoteRanker`), with the same request and answer."""
 
     @property
@@ -280,7 +280,7 @@ class PipelineRankRequest(BaseModel):
 
 
 class PipelineStages(Protocol):
-    """toolsift's stages as OpenSearch's search pipeline calls them (:class:`toolsift.search.native.NativeStages`)."""
+    """toolsift's stages as OpenSearch's search pipeline calls them (:class:`toolsift.search.native_stages.NativeStages`)."""
 
     def first_stage(self, index: str, request: Mapping[str, Any]) -> dict[str, Any]: ...
 

@@ -1,6 +1,6 @@
 """Second-stage rerankers: Tool-Rank (a causal LM judging true/false) and a cross-encoder.
 
-Both score (query, tool document) pairs; the :class:`~toolsift.ranker.pipeline.RankingPipeline`
+Both score (query, tool document) pairs; the :class:`~toolsift.ranker.ranking_pipeline.RankingPipeline`
 applies one to MFTR's top M and fuses the two scores.
 
 * :class:`ToolRankReranker` — Tool-DE §2.3: the Qwen3-Reranker system/user template asking whether

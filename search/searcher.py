@@ -31,12 +31,12 @@ from toolsift.ranker.artifact import WeightsArtifact, load_artifact
 from toolsift.ranker.deploy import active_weights, weights_stamp
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.mftr import MFTRRanker
-from toolsift.ranker.pipeline import RankingPipeline, candidate_text, fuse_reranked, ranking_pipeline
+from toolsift.ranker.ranking_pipeline import RankingPipeline, candidate_text, fuse_reranked, ranking_pipeline
 from toolsift.ranker.protocol import RankingService, RankRequest, RankResponse
 from toolsift.ranker.types import Ranker
 from toolsift.records import FieldSignals, Kind, RankedTool, kinds_for
 from toolsift.agents.agent_search import StepRetriever, search_agents
-from toolsift.search.copies import answer_once, depth_for
+from toolsift.search.copy_lookup import answer_once, depth_for
 from toolsift.search.planner import PlannerParams, plan_search, rank_planned
 from toolsift.learning.querylog import QueryLog
 from toolsift.search.request import Method, RequestedLevel, SearchResult, StepRanking
@@ -199,7 +199,7 @@ class Searcher:
                 (:mod:`toolsift.search.planner`): ``on``, ``off``, or ``auto`` (on for an index that
                 holds servers, without agent or tag filters or learned weights); default: the setting.
             copies: a tool answer's copies of one tool on several servers: ``once`` (the best-ranked,
-                naming the others in ``also_on``: :mod:`toolsift.search.copies`) or ``all``; default:
+                naming the others in ``also_on``: :mod:`toolsift.search.copy_lookup`) or ``all``; default:
                 the setting.
 
         Raises:
@@ -344,7 +344,7 @@ class Searcher:
 
     def _once(self, tools: Sequence[RankedTool], top_k: int, scope: Scope,
               timings: dict[str, float]) -> list[RankedTool]:
-        """The first ``top_k`` of ``tools`` with each capability once (:mod:`toolsift.search.copies`)."""
+        """The first ``top_k`` of ``tools`` with each capability once (:mod:`toolsift.search.copy_lookup`)."""
         t0 = time.perf_counter()
         kept = answer_once(self.client, self.settings.index, tools, top_k=top_k,
                            threshold=self.settings.copy_overlap, scope=scope)

@@ -22,7 +22,7 @@ is a namespace package, as ``tests.conftest`` is imported elsewhere).
   and real definitions when a test is about ``fit``'s arithmetic: a definition's size is its ``size``
   key, so budgets read plainly.
 * :class:`MemoryBackend` stands in for :class:`toolsift.search.backend.SearchBackend` behind the real
-  :class:`~toolsift.api.service.ToolSearchService`: a few tools held in memory, as ingest writes
+  :class:`~toolsift.api.search_service.ToolSearchService`: a few tools held in memory, as ingest writes
   their documents (``to_index_documents`` of real :class:`~toolsift.mappings.ToolDoc` /
   :class:`~toolsift.mappings.AgentDoc`), seen through the same tenant rule as the index (a document
   with no tenants is public). ``deliver`` *is* ``SearchBackend.deliver`` — the real definitions, names

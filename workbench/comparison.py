@@ -24,7 +24,7 @@ from toolsift.records import FieldSignals, RankedTool
 from toolsift.query.scope import UNSCOPED, Scope
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.mftr import FeatureBatch, MFTRRanker
-from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.ranking_pipeline import RankingPipeline
 from toolsift.search.planner import PlannerParams, planned_rankings, rank_planned
 from toolsift.search.request import StepRanking
 from toolsift.workbench.querysets import QueryCase, QuerySet

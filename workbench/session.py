@@ -40,12 +40,12 @@ from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.artifact import load_artifact, name_problem, resolve_versioned
 from toolsift.ranker.deploy import PushReport, clear_weights, push_weights
 from toolsift.ranker.mftr import MFTRWeights
-from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.ranking_pipeline import RankingPipeline
 from toolsift.records import RankedTool
 from toolsift.search import SearchBackend, SearchRequest, SearchResult, StepRanking, tool_to_dict
 from toolsift.workbench.comparison import Comparison, SetCandidates, compare, gather_candidates
 from toolsift.workbench.judgments import Judgment, JudgmentStore, UnknownToolError, tenant_label
-from toolsift.workbench.metrics import eval_run_series, latency_series
+from toolsift.workbench.metrics_page import eval_run_series, latency_series
 from toolsift.workbench.querysets import (
     QuerySet,
     QuerySetStore,

@@ -29,7 +29,7 @@ from toolsift.errors import BadQueryError
 from toolsift.records import FieldSignals, kinds_for
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.mftr import FeatureBatch, MFTRRanker, MFTRWeights
-from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.ranking_pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest
 from toolsift.ranker.rerankers import Reranker
 from toolsift.records import RankedTool

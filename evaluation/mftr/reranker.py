@@ -15,7 +15,7 @@ from toolsift.evaluation.mftr.results import AblationRow
 from toolsift.evaluation.mftr.signals import QuerySignals, mean_metrics
 from toolsift.evaluation.rerank import RerankQuery, fit_reranker, mean, rerank_run
 from toolsift.ranker.mftr import MFTRRanker, MFTRWeights
-from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.ranking_pipeline import RankingPipeline
 from toolsift.ranker.reranker_training import RerankerTrainingConfig
 
 __all__ = ["rerank_queries", "reranker_row"]

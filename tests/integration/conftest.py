@@ -153,7 +153,7 @@ def tenant_api(tenant_catalog: TenantCatalog, client: Any, embedder: Any, serve_
     """The search API over the tenant catalog, served by uvicorn on loopback (one server for the session):
     its base URL."""
     from toolsift.api.app import create_app
-    from toolsift.api.service import ToolSearchService
+    from toolsift.api.search_service import ToolSearchService
 
     def service(settings: Any) -> ToolSearchService:
         built = ToolSearchService(client, settings, embedder)

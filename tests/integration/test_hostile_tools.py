@@ -109,7 +109,7 @@ def _flag_checked(definition_description: str) -> None:
 def test_the_http_api_never_hands_over_the_description_without_its_flag(
         hostile: Any, client: Any, embedder: Any, serve_app: Any) -> None:
     from toolsift.api.app import create_app
-    from toolsift.api.service import ToolSearchService
+    from toolsift.api.search_service import ToolSearchService
 
     settings, _ = hostile
     url = str(serve_app(create_app(settings, service_factory=lambda s: ToolSearchService(client, s, embedder))).url)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from toolsift.access import Principal
-from toolsift.api.service import ToolSearchService
+from toolsift.api.search_service import ToolSearchService
 from toolsift.search.request import SearchRequest
 from toolsift.errors import ConfigError
 from toolsift.learning.learner import learn_weights

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from toolsift.access import Principal
-from toolsift.api.service import Delivery, ToolSearchService
+from toolsift.api.search_service import Delivery, ToolSearchService
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.query.scope import Scope
 from toolsift.search import SearchBackend, SearchRequest, Searcher

@@ -29,9 +29,9 @@ from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.mappings.index import IndexManager
 from toolsift.plugin_scripts.native import native_names, require_ml_commons
 from toolsift.query.structured import StructuredQuery
-from toolsift.ranker.service import build_pipeline, create_app
+from toolsift.ranker.ranker_service import build_pipeline, create_app
 from toolsift.search import Searcher
-from toolsift.search.native import NativeStages, deploy_native, installed_models, remove_native, template_params
+from toolsift.search.native_stages import NativeStages, deploy_native, installed_models, remove_native, template_params
 
 pytestmark = pytest.mark.integration
 

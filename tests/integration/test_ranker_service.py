@@ -20,9 +20,9 @@ from toolsift.cli.main import cli
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.mappings.index import IndexManager
 from toolsift.ranker.fusion import FieldWeightRanker
-from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.ranking_pipeline import RankingPipeline
 from toolsift.ranker.rerankers import CrossEncoderReranker
-from toolsift.ranker.service import create_app
+from toolsift.ranker.ranker_service import create_app
 from toolsift.search import Searcher
 
 pytestmark = pytest.mark.integration

@@ -106,7 +106,7 @@ def test_no_agent_receives_the_unapproved_definition_over_http_or_mcp(
     from mcp.client.stdio import stdio_client
 
     from toolsift.api.app import create_app
-    from toolsift.api.service import ToolSearchService
+    from toolsift.api.search_service import ToolSearchService
 
     settings = pulled["settings"]
     url = str(serve_app(create_app(settings, service_factory=lambda s: ToolSearchService(client, s, embedder))).url)

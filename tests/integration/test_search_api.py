@@ -251,7 +251,7 @@ def test_a_request_that_is_not_clean_text_is_a_clear_4xx_never_echoing_it_raw(
 def test_opensearch_down_is_a_503_with_the_reason(tenant_catalog: TenantCatalog, embedder: Any,
                                                   serve_app: Any) -> None:
     from toolsift.api.app import create_app
-    from toolsift.api.service import ToolSearchService
+    from toolsift.api.search_service import ToolSearchService
     from toolsift.opensearch import make_client
 
     dead = tenant_catalog.settings.with_overrides(opensearch_url="http://127.0.0.1:9", opensearch_timeout=2)
@@ -267,7 +267,7 @@ def test_opensearch_down_is_a_503_with_the_reason(tenant_catalog: TenantCatalog,
 def test_a_configured_token_budget_caps_searches_but_never_hides_a_tool_asked_for_by_id(
         tenant_catalog: TenantCatalog, client: Any, embedder: Any, serve_app: Any) -> None:
     from toolsift.api.app import create_app
-    from toolsift.api.service import ToolSearchService
+    from toolsift.api.search_service import ToolSearchService
 
     tight = tenant_catalog.settings.with_overrides(token_budget=1)
     url = serve_app(create_app(tight, service_factory=lambda s: ToolSearchService(client, s, embedder))).url
@@ -312,7 +312,7 @@ def capped(tenant_catalog: TenantCatalog, client: Any, embedder: Any, serve_app_
     """The API with a 1 MB body cap, behind a counter of the body bytes it pulls from the server."""
     from tests.conftest import BodyCounter
     from toolsift.api.app import create_app
-    from toolsift.api.service import ToolSearchService
+    from toolsift.api.search_service import ToolSearchService
 
     settings = tenant_catalog.settings.with_overrides(max_body_bytes=CAP)
     counter = BodyCounter(create_app(settings, service_factory=lambda s: ToolSearchService(client, s, embedder)))

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.access import Principal
-from toolsift.api.service import ToolSearchService
+from toolsift.api.search_service import ToolSearchService
 from toolsift.search.request import SearchRequest
 from toolsift.cli.main import cli
 from toolsift.errors import ConfigError, NotFoundError

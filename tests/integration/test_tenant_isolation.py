@@ -108,7 +108,7 @@ def test_set_recommendations_draw_only_on_bundles_the_tenant_may_see_whole(
 @pytest.fixture(scope="module")
 def api(tenant_catalog: TenantCatalog, client: Any, embedder: Any, serve_app_for_session: Any) -> str:
     from toolsift.api.app import create_app
-    from toolsift.api.service import ToolSearchService
+    from toolsift.api.search_service import ToolSearchService
 
     return str(serve_app_for_session(create_app(
         tenant_catalog.settings, service_factory=lambda s: ToolSearchService(client, s, embedder))).url)
@@ -203,7 +203,7 @@ def test_feedback_names_an_answer_given_to_the_same_key_and_only_tools_of_that_a
 @pytest.fixture(scope="module")
 def unlogged_api(tenant_catalog: TenantCatalog, client: Any, embedder: Any, serve_app_for_session: Any) -> str:
     from toolsift.api.app import create_app
-    from toolsift.api.service import ToolSearchService
+    from toolsift.api.search_service import ToolSearchService
 
     settings = tenant_catalog.settings.with_overrides(query_log=False)
     return str(serve_app_for_session(create_app(
@@ -228,7 +228,7 @@ def test_a_forwarded_call_counts_as_feedback_only_on_an_answer_given_to_the_call
     import uuid
 
     from toolsift.access import Principal
-    from toolsift.api.service import ToolSearchService
+    from toolsift.api.search_service import ToolSearchService
     from toolsift.search.request import SearchRequest
     from toolsift.errors import BadQueryError, NotFoundError
 

@@ -350,7 +350,7 @@ def search_api(client: Any, workbench_settings: Any, embedder: Any, serve_app_fo
     """``toolsift serve api``'s app over the workbench's index and settings, looking for pushed weights
     before every search (``weights_check_interval`` 0, so no test waits for it)."""
     from toolsift.api.app import create_app
-    from toolsift.api.service import ToolSearchService
+    from toolsift.api.search_service import ToolSearchService
 
     def service(settings: Any) -> ToolSearchService:
         built = ToolSearchService(client, settings, embedder)

@@ -37,7 +37,7 @@ def api(deployment: Deployment, client: Any, embedder: Any, serve_app_for_sessio
         tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The search API over a catalog holding the hiding tool, served on loopback."""
     from toolsift.api.app import create_app
-    from toolsift.api.service import ToolSearchService
+    from toolsift.api.search_service import ToolSearchService
     from toolsift.ingest.pipeline import ingest_catalog
 
     settings = deployment.settings.with_overrides(index=INDEX)

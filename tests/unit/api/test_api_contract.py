@@ -1,6 +1,6 @@
 """The search API's contract, without OpenSearch: the real app and the real service over a fake backend.
 
-``create_app``'s ``service_factory`` builds a real :class:`~toolsift.api.service.ToolSearchService`;
+``create_app``'s ``service_factory`` builds a real :class:`~toolsift.api.search_service.ToolSearchService`;
 the service makes its own :class:`~toolsift.search.backend.SearchBackend` (no seam for another), so the
 factory replaces its ``backend`` with a :class:`~tests.fakes.MemoryBackend`: five tools in memory,
 delivered through the real definitions and token budgets. Starlette's ``TestClient`` runs the app's
@@ -22,7 +22,7 @@ from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from tests.fakes import MemoryBackend
 from toolsift.access import ApiKey, hash_key
 from toolsift.api.app import create_app
-from toolsift.api.service import ToolSearchService
+from toolsift.api.search_service import ToolSearchService
 from toolsift.config import Settings
 from toolsift.errors import ClusterError
 from toolsift.mappings import AgentDoc, ParameterDoc, ToolDoc

@@ -20,9 +20,9 @@ from toolsift.records import FieldSignals
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.ranker_client import RemoteRanker
 from toolsift.ranker.fusion import FieldWeightRanker
-from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.ranking_pipeline import RankingPipeline
 from toolsift.ranker.protocol import RankRequest
-from toolsift.ranker.service import create_app
+from toolsift.ranker.ranker_service import create_app
 from toolsift.records import RankedTool
 
 TOKEN = "client-test-token"

@@ -11,7 +11,7 @@ from toolsift.errors import ConfigError
 from toolsift.records import FieldSignals, ParameterMatch
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.fusion import FieldWeightRanker
-from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.ranking_pipeline import RankingPipeline
 from toolsift.ranker.protocol import Candidate, RankRequest, RankResponse
 
 WEIGHTS = {"description": 1.0, "parameters": 0.0, "response": 0.0, "examples": 0.0}

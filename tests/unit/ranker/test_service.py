@@ -23,10 +23,10 @@ from toolsift.config import DEFAULT_FIELD_WEIGHTS, FIELDS
 from toolsift.records import FieldSignals
 from toolsift.query.structured import StructuredQuery
 from toolsift.ranker.fusion import FieldWeightRanker
-from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.ranking_pipeline import RankingPipeline
 from toolsift.ranker.protocol import MAX_DOCUMENT_CHARS, RankRequest, RankResponse
 from toolsift.ranker.rerankers import CrossEncoderReranker
-from toolsift.ranker.service import create_app
+from toolsift.ranker.ranker_service import create_app
 
 TOKEN = "s3cret-token"
 TOOLS = [

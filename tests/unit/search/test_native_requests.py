@@ -8,7 +8,7 @@ import pytest
 
 from toolsift.errors import BadQueryError
 from toolsift.query.structured import StructuredQuery
-from toolsift.search.native import request_query, request_scope, template_params
+from toolsift.search.native_stages import request_query, request_scope, template_params
 
 
 class _Searcher:

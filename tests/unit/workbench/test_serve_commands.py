@@ -74,11 +74,11 @@ def test_check_bind_refuses_only_an_open_network_that_was_not_forced() -> None:
 
 @pytest.fixture()
 def ranker_service(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """``toolsift.ranker.service.serve`` replaced by a recorder (no model, no port)."""
-    import toolsift.ranker.service
+    """``toolsift.ranker.ranker_service.serve`` replaced by a recorder (no model, no port)."""
+    import toolsift.ranker.ranker_service
 
     started: list[dict[str, Any]] = []
-    monkeypatch.setattr(toolsift.ranker.service, "serve", lambda settings, **kw: started.append({"settings": settings,
+    monkeypatch.setattr(toolsift.ranker.ranker_service, "serve", lambda settings, **kw: started.append({"settings": settings,
                                                                                                    **kw}))
     return started
 

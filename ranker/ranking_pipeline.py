@@ -1,7 +1,7 @@
 """The one ranker: base scoring (MFTR or fixed field weights) → a reranker on the top M → fusion.
 
 :class:`RankingPipeline` answers a :class:`~toolsift.ranker.protocol.RankRequest` in-process; the
-HTTP service (:mod:`toolsift.ranker.service`) runs the very same object, only collecting the
+HTTP service (:mod:`toolsift.ranker.ranker_service`) runs the very same object, only collecting the
 reranker's pairs of concurrent requests into shared batches between :meth:`RankingPipeline.base_pass`
 and :meth:`RankingPipeline.fuse`. Results are the same either way.
 

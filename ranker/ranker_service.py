@@ -1,6 +1,6 @@
 """The ranker as an HTTP service: ``toolsift serve ranker``.
 
-One :class:`~toolsift.ranker.pipeline.RankingPipeline` behind these routes:
+One :class:`~toolsift.ranker.ranking_pipeline.RankingPipeline` behind these routes:
 
 * ``POST /v1/rank`` — a :class:`~toolsift.ranker.protocol.RankRequest` in, a
   :class:`~toolsift.ranker.protocol.RankResponse` out, with server-side ``timings_ms``: ``base``
@@ -8,7 +8,7 @@ One :class:`~toolsift.ranker.pipeline.RankingPipeline` behind these routes:
   batch) and ``total``.
 * ``POST /v1/opensearch/query`` and ``POST /v1/opensearch/rank`` — toolsift's first stage and ranking as
   OpenSearch's own search pipeline calls them through ml-commons remote models
-  (:mod:`toolsift.search.native`, installed by ``toolsift deploy opensearch``), when the service is built
+  (:mod:`toolsift.search.native_stages`, installed by ``toolsift deploy opensearch``), when the service is built
   with ``stages``; the same auth as ``/v1/rank``.
 * ``GET /health`` — ``{"status": "ok", "ranker", "reranker", "device", "weights_version"}``; never
   needs the token (503 with ``"status": "shutting_down"`` while the service stops).
@@ -75,7 +75,7 @@ from toolsift.ranker.batching import (
     RerankerFailure,
     ServiceClosing,
 )
-from toolsift.ranker.pipeline import RankingPipeline
+from toolsift.ranker.ranking_pipeline import RankingPipeline
 from toolsift.ranker.protocol import (
     PipelineQueryRequest,
     PipelineRankRequest,
@@ -318,10 +318,10 @@ def _no_reranker(pairs: Sequence[Pair]) -> list[float]:
 
 def build_pipeline(settings: Settings) -> RankingPipeline:
     """The pipeline the settings describe, built as the search backend builds its in-process one
-    (:func:`~toolsift.ranker.pipeline.ranking_pipeline`): MFTR over the ``weights`` artifact (else the
+    (:func:`~toolsift.ranker.ranking_pipeline.ranking_pipeline`): MFTR over the ``weights`` artifact (else the
     fixed ``field_weights``) plus the ``reranker`` setting's model."""
     from toolsift.ranker.artifact import load_artifact
-    from toolsift.ranker.pipeline import ranking_pipeline
+    from toolsift.ranker.ranking_pipeline import ranking_pipeline
 
     return ranking_pipeline(settings, load_artifact(settings.weights) if settings.weights is not None else None)
 
