@@ -31,6 +31,7 @@ __all__ = [
     "MAX_SERVED_TOP_K",
     "SearchRequest",
     "check_request_text",
+    "check_top_k",
     "StepRanking",
     "SearchResult",
     "SearchResponse",
@@ -214,6 +215,18 @@ class StepRanking:
 _NOT_TEXT = re.compile(r"[\ud800-\udfff]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
+def check_top_k(top_k: int) -> None:
+    """The one check of how many tools (or agents) a request asks for: 1 to :data:`MAX_TOP_K`. Made by
+    the search package's two entries, :class:`SearchRequest` and :meth:`Searcher.search`; the stages
+    below them trust it.
+
+    Raises:
+        BadQueryError: ``top_k`` out of range.
+    """
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise BadQueryError(f"top_k must be between 1 and {MAX_TOP_K}, got {top_k}")
+
+
 def check_request_text(text: str, what: str) -> None:
     """Raise :class:`BadQueryError` when ``text`` is not clean Unicode text.
 
@@ -321,8 +334,7 @@ class SearchRequest:
             raise BadQueryError("decompose splits the query text: send a query and no structured query")
         if not (self.query.strip() or self.structured is not None or steps):
             raise BadQueryError("the request has no query text, structured query or steps to search with")
-        if not 1 <= self.top_k <= MAX_TOP_K:
-            raise BadQueryError(f"top_k must be between 1 and {MAX_TOP_K}, got {self.top_k}")
+        check_top_k(self.top_k)
         if self.level not in ("tool", "agent", "auto", "set"):
             raise BadQueryError(f"unknown level {self.level!r}; use tool, agent, auto or set")
         if self.method not in ("multi-field", "full-doc"):

@@ -39,7 +39,7 @@ from toolsift.agents.agent_search import StepRetriever, search_agents
 from toolsift.search.copy_lookup import answer_once, depth_for
 from toolsift.search.planner import PlannerParams, plan_search, rank_planned
 from toolsift.learning.querylog import QueryLog
-from toolsift.search.request import Method, RequestedLevel, SearchResult, StepRanking
+from toolsift.search.request import Method, RequestedLevel, SearchResult, StepRanking, check_top_k
 
 __all__ = ["Searcher", "PLANNER_KEY", "planner_params", "copies_for"]
 
@@ -203,8 +203,10 @@ class Searcher:
                 the setting.
 
         Raises:
-            BadQueryError: the request cannot be answered as asked (``multi_need="on"`` with filters).
+            BadQueryError: the request cannot be answered as asked (``multi_need="on"`` with filters,
+                ``top_k`` out of range: :func:`~toolsift.search.request.check_top_k`).
         """
+        check_top_k(top_k)
         result = self._search(query, top_k=top_k, method=method, retriever=retriever, level=level, merge=merge,
                               scope=scope, multi_need=multi_need, copies=copies)
         if self.query_log is not None:
