@@ -96,11 +96,7 @@ class SearchBackend:
         searcher = self.searcher()
         if self.settings.weights is not None:  # explicit weights take no A/B test
             return
-        with self._lock:
-            found = self._experiments.get(searcher.weights_stamp)
-            if found is None:
-                found = self._experiments[searcher.weights_stamp] = experiments(searcher.index)
-        for experiment in found.values():
+        for experiment in self._tenant_experiments(searcher).values():
             self._searcher(self.settings, "tool", experiment.candidate)
 
     def _searcher(self, settings: Settings, level: SearchLevel, candidate: WeightsArtifact | None = None) -> Searcher:
@@ -120,16 +116,20 @@ class SearchBackend:
                                                         source=self.source)
             return found
 
+    def _tenant_experiments(self, searcher: Searcher) -> dict[str, TenantExperiment]:
+        """tenant → A/B test on ``searcher``'s index, read once per weights stamp."""
+        with self._lock:
+            found = self._experiments.get(searcher.weights_stamp)
+            if found is None:
+                found = self._experiments[searcher.weights_stamp] = experiments(searcher.index)
+        return found
+
     def _arm(self, settings: Settings, searcher: Searcher, request: SearchRequest) -> Searcher:
         """The searcher of the arm this request falls in, when its tenant has an A/B test on the index
         (:mod:`toolsift.learning.experiments`; explicit weights take none): ``searcher`` or the candidate's."""
         if settings.weights is not None or request.tenant is None:
             return searcher
-        with self._lock:
-            found = self._experiments.get(searcher.weights_stamp)
-            if found is None:
-                found = self._experiments[searcher.weights_stamp] = experiments(searcher.index)
-        experiment = found.get(request.tenant)
+        experiment = self._tenant_experiments(searcher).get(request.tenant)
         if arm_for(experiment, request.request_id) == "control":
             return searcher
         assert experiment is not None

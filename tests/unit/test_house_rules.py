@@ -8,24 +8,16 @@ built, a benchmark's steps in order); it then says so at its top, in a comment t
 from __future__ import annotations
 
 import ast
-import tomllib
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.unit.test_layering import MODULES, ROOT
+
 MAX_MODULE_LINES = 900
 MAX_FUNCTION_LINES = 120
-
-
-def _product_files() -> list[Path]:
-    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    dirs = setuptools["package-dir"]
-    folders = {ROOT / dirs.get(p, p.replace(".", "/")) for p in {*dirs, *setuptools["packages"]}}
-    return sorted(f for folder in folders for f in folder.glob("*.py"))
-
-
-FILES = _product_files()
+#: Every product module's file (the layering test's discovery: every package the distribution installs).
+FILES = sorted(set(MODULES.values()))
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
