@@ -2,7 +2,7 @@
 
 A run is executed once per test session through the same library call its CLI command makes and
 gives its ``--json`` dict; :func:`rows_of` turns that dict into ``row label → metric → value``, the
-shape ``published.py`` records. Slices (``…/slice``) are the CI stand-ins of runs too slow for every
+shape ``published.json`` records. Slices (``…/slice``) are the CI stand-ins of runs too slow for every
 CI run: the same code on fewer folds or queries, with values of their own.
 """
 
@@ -57,29 +57,68 @@ class Run:
 # --- the library calls ------------------------------------------------------------------------------
 
 
-def _tool_level(name: str, method: str, retriever: str) -> Run:
+#: The Toolink slice (every CI run that reads Toolink): Toolink's whole catalog is 1,804 tools whose ingest
+#: (7,000 texts embedded, 7,300 sentences through the meaning screen) takes ~4 minutes on two cores. The
+#: slice keeps the queries the MFTR slices split (fold 0's first test and training queries, Toolink's own
+#: and the mixed set's), the first :data:`TOOLINK_SLICE_FIRST` queries, the tools they are labelled with,
+#: and every :data:`TOOLINK_SLICE_EVERY`-th other tool as distractors.
+TOOLINK_SLICE_FIRST = 60
+TOOLINK_SLICE_EVERY = 10
+TOOLINK_SLICE_DOC = (f"Toolink's first {TOOLINK_SLICE_FIRST} queries and the MFTR slices' queries, their tools "
+                     f"and every {TOOLINK_SLICE_EVERY}th other tool")
+
+
+def _toolink_slice(ctx: Context) -> Path:
+    """The Toolink slice's ToolRet folder (``toolink-slice``: an evaluation index of its own)."""
+    source, folder = ctx.datasets / "toolret" / "toolink", ctx.scratch / "toolret-slice" / "toolink-slice"
+    if folder.is_dir():
+        return folder
+    queries = json.loads((source / "queries.json").read_text(encoding="utf-8"))
+    tools = json.loads((source / "tools.json").read_text(encoding="utf-8"))
+    keep = {q["id"] for q in queries[:TOOLINK_SLICE_FIRST]}
+    for names in (("toolink",), ("apibank", "toolink")):
+        fold = _slice_split(ctx, names)["fold_0"]
+        keep |= {*fold["test"], *fold["train"]}
+    kept_queries = [q for q in queries if q["id"] in keep]
+    labelled = {label["id"] for q in kept_queries for label in q.get("labels", ())}
+    kept_tools = [t for i, t in enumerate(tools) if t["id"] in labelled or i % TOOLINK_SLICE_EVERY == 0]
+    folder.mkdir(parents=True)
+    (folder / "queries.json").write_text(json.dumps(kept_queries, ensure_ascii=False), encoding="utf-8")
+    (folder / "tools.json").write_text(json.dumps(kept_tools, ensure_ascii=False), encoding="utf-8")
+    return folder
+
+
+def _toolret(ctx: Context, name: str, *, sliced: bool) -> Path:
+    """A ToolRet folder: the shared one, or for ``toolink`` sliced, :func:`_toolink_slice`."""
+    return _toolink_slice(ctx) if sliced and name == "toolink" else ctx.datasets / "toolret" / name
+
+
+def _tool_level(name: str, method: str, retriever: str, *, slow: bool = False, sliced: bool = False) -> Run:
     def execute(ctx: Context) -> dict[str, Any]:
         from toolsift.evaluation.runner import run_eval
 
-        folder = ctx.datasets / "toolret" / name
-        return run_eval(ctx.client, ctx.settings, folder, method=method,  # type: ignore[arg-type]
+        return run_eval(ctx.client, ctx.settings, _toolret(ctx, name, sliced=sliced), method=method,  # type: ignore[arg-type]
                         retriever=retriever, embedder=ctx.embedder).to_dict()  # type: ignore[arg-type]
 
-    return Run(f"toolsift eval $D/toolret/{name} --method {method} --retriever {retriever}", execute)
+    where = f" (slice: {TOOLINK_SLICE_DOC})" if sliced else ""
+    return Run(f"toolsift eval $D/toolret/{name} --method {method} --retriever {retriever}{where}", execute, slow=slow)
 
 
-def _agent_level(retriever: str) -> Run:
+#: The whole-request and agent-level slices: the first requests (judged tasks) of LiveMCPBench.
+REQUEST_SLICE = 30
+
+
+def _agent_level(retriever: str, *, slow: bool = False, sliced: bool = False) -> Run:
+    limit = REQUEST_SLICE if sliced else None
+
     def execute(ctx: Context) -> dict[str, Any]:
         from toolsift.agents.agent_eval import run_agent_eval
 
         return run_agent_eval(ctx.client, ctx.settings, ctx.datasets / "livemcpbench", retriever=retriever,  # type: ignore[arg-type]
-                              embedder=ctx.embedder).to_dict()
+                              embedder=ctx.embedder, limit=limit).to_dict()
 
-    return Run(f"toolsift eval $D/livemcpbench --level agent --retriever {retriever}", execute)
-
-
-#: The whole-request slice: the first requests of LiveMCPBench.
-REQUEST_SLICE = 30
+    flag = f" --limit {limit}" if limit else ""
+    return Run(f"toolsift eval $D/livemcpbench --level agent --retriever {retriever}{flag}", execute, slow=slow)
 
 
 def _request_level(*, slow: bool = False, sliced: bool = False) -> Run:
@@ -131,10 +170,10 @@ def _opensearch(*, sliced: bool = False, slow: bool = False) -> Run:
     def execute(ctx: Context) -> dict[str, Any]:
         from toolsift.bench.native_bench import run_native_bench
 
-        folders = [ctx.datasets / "toolret" / name for name in ("apibank", "toolink")]
+        folders = [_toolret(ctx, name, sliced=sliced) for name in ("apibank", "toolink")]
         return run_native_bench(ctx.client, ctx.settings, ctx.embedder, folders, max_queries=limit)
 
-    flag = f" --max-queries {limit}" if limit else ""
+    flag = f" --max-queries {limit} (slice: {TOOLINK_SLICE_DOC})" if limit else ""
     return Run(f"toolsift bench opensearch $D/toolret/apibank $D/toolret/toolink{flag}", execute, slow=slow)
 
 
@@ -195,26 +234,33 @@ SLICE_QUERIES = (20, 60)
 
 def _mftr_inputs(ctx: Context, names: tuple[str, ...], *, standardized: bool, sliced: bool,
                  queries: tuple[int, int] = SLICE_QUERIES) -> Any:
-    from toolsift.evaluation.mftr.inputs import MFTRInputs, make_folds
+    from toolsift.evaluation.mftr.inputs import MFTRInputs
 
     mftr = ctx.datasets / "mftr"
     shared = len(names) == 1  # one set: the paper's folds and mined hard negatives; mixed: seeded, mined
     folds_path: Path | None = mftr / names[0] / "folds.json" if shared else None
     if sliced:  # fold 0 over part of the queries of the split the full run uses
-        if folds_path is not None:
-            split = json.loads(folds_path.read_text(encoding="utf-8"))
-        else:  # the mixed run's seeded split of the merged queries, as run_mftr_eval makes it
-            split = make_folds(_merged_query_ids(ctx, names))
         test, train = queries
         folds_path = ctx.scratch / f"slice-{'-'.join(names)}-{test}-{train}.json"
-        folds_path.write_text(json.dumps({"fold_0": {"test": split["fold_0"]["test"][:test],
-                                                     "train": split["fold_0"]["train"][:train]}}), encoding="utf-8")
+        folds_path.write_text(json.dumps(_slice_split(ctx, names, queries)), encoding="utf-8")
     return MFTRInputs(
         rewrites=tuple(mftr / n / "rewritten_queries.gpt-4o-mini.json" for n in names),
         standardized=(mftr / "apibank" / "standardized_tools.gpt-4o-mini.json",) if standardized else (),
         folds=folds_path,
         hard_negatives=(mftr / names[0] / "hard_negatives.bm25.json",) if shared else (),
     )
+
+
+def _slice_split(ctx: Context, names: tuple[str, ...], queries: tuple[int, int] = SLICE_QUERIES) -> dict[str, Any]:
+    """A slice's split: fold 0's first ``queries`` (test, train) of the split the full run uses."""
+    from toolsift.evaluation.mftr.inputs import make_folds
+
+    if len(names) == 1:  # one set: the paper's folds
+        split = json.loads((ctx.datasets / "mftr" / names[0] / "folds.json").read_text(encoding="utf-8"))
+    else:  # the mixed run's seeded split of the merged queries, as run_mftr_eval makes it
+        split = make_folds(_merged_query_ids(ctx, names))
+    test, train = queries
+    return {"fold_0": {"test": split["fold_0"]["test"][:test], "train": split["fold_0"]["train"][:train]}}
 
 
 def _merged_query_ids(ctx: Context, names: tuple[str, ...]) -> list[str]:
@@ -241,7 +287,7 @@ def _mftr(names: tuple[str, ...], retriever: str, *, slow: bool = False, sliced:
         from toolsift.ranker.rerankers import bundled_minilm_path
 
         config = RerankerTrainingConfig(kind="cross-encoder", device="cpu", **reranker) if reranker else None
-        return run_mftr_eval(ctx.client, ctx.settings, [ctx.datasets / "toolret" / n for n in names],
+        return run_mftr_eval(ctx.client, ctx.settings, [_toolret(ctx, n, sliced=sliced) for n in names],
                              retriever=retriever, embedder=ctx.embedder, inputs=inputs,  # type: ignore[arg-type]
                              ablations=every_row, extensions=every_row, reranker=config,
                              reranker_base=bundled_minilm_path() if reranker else None).to_dict()
@@ -259,7 +305,8 @@ def _mftr(names: tuple[str, ...], retriever: str, *, slow: bool = False, sliced:
                    f"--rerank-top {reranker['rerank_top']}")
     if sliced:
         test, train = SLICE_QUERIES
-        options += f" (slice: fold_0's first {test} test and {train} training queries)"
+        options += (f" (slice: fold_0's first {test} test and {train} training queries"
+                    + (f"; Toolink: {TOOLINK_SLICE_DOC})" if "toolink" in names else ")"))
     return Run(f"toolsift eval {sets} --method mftr --retriever {retriever} {inputs}{options}", execute, slow=slow)
 
 
@@ -314,13 +361,19 @@ _CE_TOOLINK = {"epochs": 1, "max_length": 128, "negatives": 3, "rerank_top": 15}
 #: fraction of their training pairs).
 _CE_SLICE = {"epochs": 1, "max_length": 128, "negatives": 1, "rerank_top": 15}
 
+_TOOL_VARIANTS = (("full-doc", "bm25"), ("full-doc", "minilm"), ("multi-field", "bm25"), ("multi-field", "minilm"),
+                  ("multi-field", "hybrid"))
+
 #: run id → run. Ids read ``<kind>/<benchmark>/<variant>``; a ``/slice`` id is the CI slice of a slow run.
 RUNS: dict[str, Run] = {
-    **{f"tool/{name}/{method}/{retriever}": _tool_level(name, method, retriever)
-       for name in ("apibank", "toolink")
-       for method, retriever in (("full-doc", "bm25"), ("full-doc", "minilm"), ("multi-field", "bm25"),
-                                 ("multi-field", "minilm"), ("multi-field", "hybrid"))},
-    "agent/livemcpbench/minilm": _agent_level("minilm"),
+    **{f"tool/apibank/{method}/{retriever}": _tool_level("apibank", method, retriever)
+       for method, retriever in _TOOL_VARIANTS},
+    **{f"tool/toolink/{method}/{retriever}": _tool_level("toolink", method, retriever, slow=True)
+       for method, retriever in _TOOL_VARIANTS},
+    **{f"tool/toolink/{method}/{retriever}/slice": _tool_level("toolink", method, retriever, sliced=True)
+       for method, retriever in _TOOL_VARIANTS},
+    "agent/livemcpbench/minilm": _agent_level("minilm", slow=True),
+    "agent/livemcpbench/minilm/slice": _agent_level("minilm", sliced=True),
     "request/livemcpbench": _request_level(slow=True),
     "request/livemcpbench/slice": _request_level(sliced=True),
     "screen/injection-set": _screen(),
