@@ -188,6 +188,21 @@ def _manager(client: Any) -> str:
     return str(client.cat.cluster_manager(format="json")[0]["node"])
 
 
+def _rejoin(cluster: LocalCluster, client: Any, step: dict[str, Any], at: Callable[[], float],
+            green_timeout: float) -> None:
+    """Start the stopped member again and wait for green, noting in ``step`` when it joined
+    (``joined_at_s``), when the cluster was green (``green_at_s``) and who manages it then.
+
+    Raises:
+        ClusterError: not green within ``green_timeout`` seconds.
+    """
+    cluster.start(wait=True)
+    step["joined_at_s"] = at()
+    _wait_green(cluster, green_timeout)
+    step["green_at_s"] = at()
+    step["cluster_manager_after"] = _manager(client)
+
+
 def _pick(cluster: LocalCluster, client: Any, index: str, victim: str) -> tuple[ClusterMember, str]:
     """The member a kill takes, and why."""
     manager = _manager(client)
@@ -494,11 +509,7 @@ def _serve_and_disrupt(cluster: LocalCluster, client: Any, settings: Settings, q
                         f"{'in ' + str(change['added_searchable_s']) + ' s' if change['searchable'] else 'NOT within the timeout'}")
                 time.sleep(max(0.0, step["at_s"] + down_s - at()))
                 step["restart_at_s"] = at()
-                cluster.start(wait=True)
-                step["joined_at_s"] = at()
-                _wait_green(cluster, green_timeout)
-                step["green_at_s"] = at()
-                step["cluster_manager_after"] = _manager(client)
+                _rejoin(cluster, client, step, at, green_timeout)
                 say(f"{member.name} is back; green after {step['green_at_s'] - step['at_s']:.1f} s from the kill; "
                     f"cluster manager {step['cluster_manager_after']}")
                 steps.append(step)
@@ -513,11 +524,7 @@ def _serve_and_disrupt(cluster: LocalCluster, client: Any, settings: Settings, q
                     step["stopped_at_s"] = at()
                     _wait_gone(cluster, green_timeout)
                     step["left_at_s"] = at()
-                    cluster.start(wait=True)
-                    step["joined_at_s"] = at()
-                    _wait_green(cluster, green_timeout)
-                    step["green_at_s"] = at()
-                    step["cluster_manager_after"] = _manager(client)
+                    _rejoin(cluster, client, step, at, green_timeout)
                     say(f"rolling restart: {member.name} back and green after {step['green_at_s'] - step['at_s']:.1f} s")
                     steps.append(step)
                 time.sleep(settle_s)

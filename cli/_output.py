@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-__all__ = ["table", "markdown_table", "rejected_table", "flagged_table", "emit_json", "write_json", "terminal_safe", "safe_lines"]
+__all__ = ["table", "markdown_table", "rejected_table", "flagged_table", "emit_json", "write_json", "write_figures", "terminal_safe", "safe_lines"]
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -78,3 +78,11 @@ def write_json(path: str | Path, data: Any) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_figures(json_out: Path | None, default: str, figures: Any) -> None:
+    """Write a benchmark's figures as JSON to ``json_out`` (``--json``), else to ``default`` in the working
+    folder, and say where on stderr."""
+    out = json_out or Path(default)
+    write_json(out, figures)
+    click.echo(f"wrote {out}", err=True)

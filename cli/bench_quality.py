@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from toolsift.cli._context import AppContext, pass_app
-from toolsift.cli._output import table, write_json
+from toolsift.cli._output import table, write_figures, write_json
 from toolsift.cli.options import json_file_option
 
 __all__ = ["embedder_bench", "feedback", "prompts", "screen"]
@@ -71,9 +71,7 @@ def screen(app: AppContext, injection_set: Path | None, catalogs: tuple[Path, ..
         ]))
         click.echo(f"real catalogs: {figures['catalogs']['flagged']} of {figures['catalogs']['tools']} tools flagged "
                    f"({figures['catalogs']['ms_per_tool']} ms per tool)")
-    out = json_out or Path("bench-screen.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, "bench-screen.json", figures)
 
 
 @click.command("prompts")
@@ -111,9 +109,7 @@ def prompts(app: AppContext, injection_set: Path | None, use_llm: bool, limit: i
         ["", rew["cases"], rew["answered"], rew["invalid"], rew["flagged_tools_shown"],
          rew["answers_carrying_hostile_text"], f"{rew['refused']} ({rew['benign_refused']})",
          rew["queries_holding_malicious_tool_text"]]]))
-    out = json_out or Path("bench-prompts.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, "bench-prompts.json", figures)
 
 
 @click.command("embedder")
@@ -148,9 +144,7 @@ def embedder_bench(app: AppContext, models: tuple[str, ...], datasets: Path | No
                                      progress=progress)
     header, rows = embedder_table(figures)
     click.echo(table(header, rows))
-    out = json_out or Path("bench-embedder.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, "bench-embedder.json", figures)
 
 
 @click.command("feedback")

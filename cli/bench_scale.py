@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from toolsift.cli._context import AppContext, pass_app
-from toolsift.cli._output import table, write_json
+from toolsift.cli._output import table, write_figures
 from toolsift.cli.options import index_option, json_file_option, queries_file_option, retriever_option, top_k_option, weights_option
 
 __all__ = ["catalog", "failover", "freshness", "node_loss", "outage", "scale", "shards_bench"]
@@ -95,9 +95,7 @@ def failover(
         for message in phase["error_messages"]:
             click.echo(f"error: {message}")
     click.echo("checks: " + ", ".join(f"{k}={'yes' if v else 'NO'}" for k, v in figures["checks"].items()))
-    out = json_out or Path(f"failover-{source.replace('/', '-').removesuffix('.json')}.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, f"failover-{source.replace('/', '-').removesuffix('.json')}.json", figures)
     if not figures["ok"]:
         raise SystemExit(1)
 
@@ -143,9 +141,7 @@ def freshness(app: AppContext, catalog: Path, tools: int, changes: int, searcher
         for name, row in (("while a change syncs", figures["search_ms_while_syncing"]),
                           ("otherwise", figures["search_ms_otherwise"]))
     ]))
-    out = json_out or Path("bench-freshness.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, "bench-freshness.json", figures)
 
 
 @click.command("outage")
@@ -195,9 +191,7 @@ def outage(app: AppContext, dataset_dir: Path, clients: int, up_seconds: float, 
          s["errors_after_the_node_returned"], s["errors_clean_503"], s["first_full_answer_after_return_s"]]
         for name, s in (("api", served["api"]), ("mcp", served["mcp"]))
     ]))
-    out = json_out or Path(f"bench-outage-{benchmark.name.replace('/', '-')}.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, f"bench-outage-{benchmark.name.replace('/', '-')}.json", figures)
 
 
 @click.command("catalog")
@@ -407,9 +401,7 @@ def shards_bench(app: AppContext, tools_count: str, shard_counts: str, replicas:
         quality_queries=quality_queries, knn_queries=knn_queries, latency_queries=latency_queries, rounds=rounds,
         datasets=datasets, progress=lambda m: click.echo(m, err=True))
     click.echo(markdown_tables(figures))
-    out = json_out or Path("bench-shards.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, "bench-shards.json", figures)
 
 
 @click.command("node-loss")
@@ -481,6 +473,4 @@ def node_loss(app: AppContext, dataset_dir: Path, clients: int, kills: tuple[str
     ]))
     click.echo(f"tools lost: {figures['tools_lost']}, digest equal: {figures['digest_equal']}, live sync errors: "
                f"{len(figures['live_sync_errors'])}")
-    out = json_out or Path(f"bench-node-loss-{benchmark.name.replace('/', '-')}.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, f"bench-node-loss-{benchmark.name.replace('/', '-')}.json", figures)

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from toolsift.cli._context import AppContext, pass_app
-from toolsift.cli._output import table, write_json
+from toolsift.cli._output import table, write_figures
 from toolsift.cli.options import index_option, json_file_option, queries_file_option, retriever_option, weights_option
 
 __all__ = ["encoder_bench", "ingest_bench", "latency", "load", "opensearch_bench", "rerank", "vectors_bench"]
@@ -49,9 +49,7 @@ def latency(app: AppContext, dataset_dir: Path, json_out: Path | None, max_queri
         [name, s["p50"], s["p95"], s["p99"], s["mean"], s["includes"]]
         for name, s in figures["search_latency_ms"].items()
     ]))
-    out = json_out or Path(f"bench-{figures['dataset'].replace('/', '-')}.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, f"bench-{figures['dataset'].replace('/', '-')}.json", figures)
 
 
 @click.command("load")
@@ -108,9 +106,7 @@ def load(app: AppContext, dataset_dir: Path, clients: str, step_seconds: float, 
     click.echo(f"API / floor: p50 at 1 client x{ratios['p50_at_1_client']}, capacity x{ratios['capacity']}, "
                f"p50 at capacity x{ratios['p50_at_capacity']} (p95 target {p95_target:.0f} ms, "
                f"{os.cpu_count()} CPU cores)")
-    out = json_out or Path(f"load-{benchmark.name.replace('/', '-')}.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, f"load-{benchmark.name.replace('/', '-')}.json", figures)
 
 
 @click.command("rerank")
@@ -187,9 +183,7 @@ def rerank(
                          remote["sequential_pairs_per_s"] or "–", remote["concurrent_pairs_per_s"] or "–"])
     click.echo(table(["ranker", "transport", "device", "M", "p50 ms", "p95 ms", "added ms", "pairs/s",
                       "batched pairs/s"], rows))
-    out = json_out or Path(f"bench-rerank-{figures['index']}.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, f"bench-rerank-{figures['index']}.json", figures)
 
 
 @click.command("opensearch")
@@ -231,9 +225,7 @@ def opensearch_bench(app: AppContext, dataset_dirs: tuple[Path, ...], max_querie
                       "connectors + HTTP"], [
         [r["dataset"], *(r["native_hops_ms"][h].get("p50") for h in hops)] for r in figures["datasets"]]))
     click.echo(f"equivalent within {figures['tolerance']}: {'yes' if figures['equivalent'] else 'NO'}")
-    out = json_out or Path("bench-opensearch.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, "bench-opensearch.json", figures)
 
 
 @click.command("ingest")
@@ -270,9 +262,7 @@ def ingest_bench(app: AppContext, catalog: Path, fmt: str | None, json_out: Path
                f"({figures['encoder']['texts_per_s']:.0f} vs {floor['texts_per_s']:.0f} texts/s)")
     click.echo(f"cold ingest / floor: x{figures['cold_ingest_over_floor']} wall clock, "
                f"x{figures['cold_ingest_over_floor_cpu']} CPU seconds of this process")
-    out = json_out or Path(f"bench-ingest-{catalog.parent.name if catalog.is_file() else catalog.name}.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, f"bench-ingest-{catalog.parent.name if catalog.is_file() else catalog.name}.json", figures)
 
 
 @click.command("encoder")
@@ -304,9 +294,7 @@ def encoder_bench(app: AppContext, dataset_dirs: tuple[Path, ...], backends: str
                          "yes" if f["drop_in"] else "no"])
     click.echo(table(["dataset", "backend", "texts/s (median)", "vs torch",
                       *(f"NDCG@10 {field}" for field in FIELDS), "drop-in"], rows))
-    out = json_out or Path("bench-encoder.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, "bench-encoder.json", figures)
 
 
 @click.command("vectors")
@@ -366,6 +354,4 @@ def vectors_bench(app: AppContext, tools: int, needles: str, seed: int, max_quer
                f"{queries['description']} tool descriptions); k = {figures['k']}; OpenSearch {env['opensearch']}, "
                f"load average {env['load_average_before']} → {env['load_average_after']}")
     click.echo(markdown_table(figures), nl=False)
-    out = json_out or Path(f"bench-vectors-{tools}.json")
-    write_json(out, figures)
-    click.echo(f"wrote {out}", err=True)
+    write_figures(json_out, f"bench-vectors-{tools}.json", figures)

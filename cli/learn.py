@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -13,6 +14,18 @@ from toolsift.cli.options import index_option, json_flag, retriever_option
 
 if TYPE_CHECKING:
     from toolsift.learning.learner import GuardReport
+
+
+def _benchmark_guard_options(benchmark_help: str, off_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--benchmark`` (repeatable) → ``benchmarks`` and ``--no-benchmark-guard``: the benchmarks a learned
+    candidate may not lose on, and turning that guard off."""
+
+    def apply(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option("--no-benchmark-guard", is_flag=True, help=off_help)(f)
+        return click.option("--benchmark", "benchmarks", multiple=True,
+                            type=click.Path(exists=True, file_okay=False, path_type=Path), help=benchmark_help)(f)
+
+    return apply
 
 
 @click.group()
@@ -39,12 +52,11 @@ def _echo_guard(guard: GuardReport) -> None:
 @click.option("--tenant", help="Only this tenant's feedback (default: every tenant's).")
 @click.option("--holdout", type=click.FloatRange(0.05, 0.9), default=0.2, show_default=True,
               help="Share of the requests held out (by a hash of their id) for the guard.")
-@click.option("--benchmark", "benchmarks", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="A benchmark folder the candidate may not lose more than learn_benchmark_tolerance (0.005) NDCG@10 "
-                   "on; repeatable, besides those of the learn_benchmarks setting. The benchmark guard is on by default: with "
-                   "no benchmark named, learning is refused.")
-@click.option("--no-benchmark-guard", is_flag=True,
-              help="Turn the benchmark guard off explicitly (the candidate is then judged on feedback alone).")
+@_benchmark_guard_options(
+    "A benchmark folder the candidate may not lose more than learn_benchmark_tolerance (0.005) NDCG@10 "
+    "on; repeatable, besides those of the learn_benchmarks setting. The benchmark guard is on by default: with "
+    "no benchmark named, learning is refused.",
+    "Turn the benchmark guard off explicitly (the candidate is then judged on feedback alone).")
 @click.option("--key-cap", type=click.IntRange(1), default=None,
               help="One key's feedback pairs weigh at most this much in all, inverse-propensity weights included "
                    "(default: the learn_key_cap setting, 50).")
@@ -109,12 +121,11 @@ def learn_weights_command(app: AppContext, retriever: str, tenant: str | None, h
 @learn.command("reembed")
 @click.argument("model")
 @retriever_option(default="hybrid")
-@click.option("--benchmark", "benchmarks", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="A benchmark folder the new embedder may not lose more than learn_benchmark_tolerance (0.005) "
-                   "NDCG@10 on; repeatable, besides those of the learn_benchmarks setting. With none, re-embedding is refused "
-                   "unless --no-benchmark-guard.")
-@click.option("--no-benchmark-guard", is_flag=True,
-              help="Turn the benchmark guard off explicitly (held-out feedback alone decides).")
+@_benchmark_guard_options(
+    "A benchmark folder the new embedder may not lose more than learn_benchmark_tolerance (0.005) "
+    "NDCG@10 on; repeatable, besides those of the learn_benchmarks setting. With none, re-embedding is refused "
+    "unless --no-benchmark-guard.",
+    "Turn the benchmark guard off explicitly (held-out feedback alone decides).")
 @click.option("--holdout", type=click.FloatRange(0.05, 0.9), default=0.2, show_default=True,
               help="Share of the feedback's requests (by a hash of their id) the guard compares on.")
 @click.option("--no-swap", is_flag=True, help="Build and guard only; the new version is discarded either way.")
@@ -229,27 +240,24 @@ def ab_report_command(app: AppContext, tenant: str, index_alias: str | None, alp
                f"MRR {report.mrr_diff:+.4f} (p {report.mrr_p}): {report.verdict}")
 
 
-@ab.command("promote")
-@_tenant_option
-@index_option("The index alias the tenant searches (default: the configured one).")
-@pass_app
-def ab_promote(app: AppContext, tenant: str, index_alias: str | None) -> None:
-    """Give --tenant's candidate all of its traffic (until a rollback)."""
-    from toolsift.learning.experiments import promote
+def _ab_ending(name: Literal["promote", "rollback"], done: str, help: str) -> click.Command:  # noqa: A002
+    """``toolsift learn ab NAME``: end --tenant's test one way (the experiments' function ``name``) and say
+    ``done`` with the candidate's version."""
 
-    settings = app.settings(index=index_alias)
-    done = promote(app.client(), settings.index, tenant)
-    click.echo(f"tenant {tenant!r} on {settings.index}: promoted {done.candidate.version}")
+    @ab.command(name, help=help)
+    @_tenant_option
+    @index_option("The index alias the tenant searches (default: the configured one).")
+    @pass_app
+    def command(app: AppContext, tenant: str, index_alias: str | None) -> None:
+        from toolsift.learning.experiments import promote, rollback
+
+        settings = app.settings(index=index_alias)
+        ended = (promote if name == "promote" else rollback)(app.client(), settings.index, tenant)
+        click.echo(f"tenant {tenant!r} on {settings.index}: {done} {ended.candidate.version}")
+
+    return command
 
 
-@ab.command("rollback")
-@_tenant_option
-@index_option("The index alias the tenant searches (default: the configured one).")
-@pass_app
-def ab_rollback(app: AppContext, tenant: str, index_alias: str | None) -> None:
-    """End --tenant's test (or promotion): it ranks as the index's other tenants do again."""
-    from toolsift.learning.experiments import rollback
-
-    settings = app.settings(index=index_alias)
-    removed = rollback(app.client(), settings.index, tenant)
-    click.echo(f"tenant {tenant!r} on {settings.index}: rolled back {removed.candidate.version}")
+ab_promote = _ab_ending("promote", "promoted", "Give --tenant's candidate all of its traffic (until a rollback).")
+ab_rollback = _ab_ending("rollback", "rolled back",
+                         "End --tenant's test (or promotion): it ranks as the index's other tenants do again.")

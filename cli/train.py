@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,20 @@ from toolsift.cli.options import json_flag, retriever_option, weights_option
 
 if TYPE_CHECKING:
     from toolsift.evaluation.mftr.inputs import MFTRInputs
+
+
+def _artifact_options(name: str, folder: str, json_help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--name`` (default: ``name``), ``--out`` (default: <data_dir>/``folder``), ``--json`` and ``--quiet``:
+    where a training command writes its artifact and how it reports."""
+
+    def apply(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")(f)
+        f = json_flag(json_help)(f)
+        f = click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+                         help=f"Artifact root (default: <data_dir>/{folder}).")(f)
+        return click.option("--name", help=f"Artifact name (default: {name}).")(f)
+
+    return apply
 
 
 @click.group(cls=DefaultSubcommandGroup, default="weights")
@@ -37,11 +52,7 @@ def train() -> None:
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
 @click.option("--first-stage-rank", is_flag=True,
               help="Also learn a weight for the candidate's first-stage rank (1/log2(1+rank)), beyond MFTR's fields.")
-@click.option("--name", help="Artifact name (default: <dataset>-<retriever>).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Artifact root (default: <data_dir>/weights).")
-@json_flag("Print the artifact as JSON.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@_artifact_options("<dataset>-<retriever>", "weights", "Print the artifact as JSON.")
 @pass_app
 def train_weights_command(
     app: AppContext,
@@ -112,11 +123,7 @@ def train_weights_command(
 @reranker_training_options(required=True)
 @click.option("--fold", help="Train on this fold's training split of --folds (default: every query).")
 @weights_option("MFTR weights whose ranking gives the hard negatives (default: learned here on the same queries).")
-@click.option("--name", help="Artifact name (default: <dataset>-<kind>).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Artifact root (default: <data_dir>/rerankers).")
-@json_flag("Print the artifact record as JSON.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@_artifact_options("<dataset>-<kind>", "rerankers", "Print the artifact record as JSON.")
 @pass_app
 def train_reranker_command(
     app: AppContext,

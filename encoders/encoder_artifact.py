@@ -10,7 +10,6 @@ encoded by it are refused until the index is re-embedded).
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
@@ -24,7 +23,7 @@ from typing import Any
 from toolsift.encoders.embedding import BUNDLED_MODEL, no_progress_bars
 from toolsift.encoders.shipped import MANIFEST, weights_sha256
 from toolsift.errors import ConfigError
-from toolsift.ranker.artifact import name_problem, new_version_dir, write_json_atomic
+from toolsift.ranker.artifact import load_json_record, name_problem, new_version_dir, write_json_atomic
 from toolsift.encoders.encoder_training import EmbedderTrainingOutcome
 
 __all__ = ["EMBEDDER_FORMAT", "MANIFEST", "EmbedderArtifact", "save_embedder", "read_embedder", "ship_embedder",
@@ -57,6 +56,21 @@ class EmbedderArtifact:
             "config": dict(self.config),
             "outcome": dict(self.outcome),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, path: Path | None = None) -> EmbedderArtifact:
+        """A record from its :meth:`to_dict` form (the reader checks its ``format``); raises ValueError /
+        KeyError / TypeError when malformed."""
+        return cls(
+            identity=str(data["identity"]),
+            base_model=str(data["base_model"]),
+            weights_sha256=str(data["weights_sha256"]),
+            training=data.get("training") or {},
+            config=data.get("config") or {},
+            outcome=data.get("outcome") or {},
+            created=str(data.get("created", "")),
+            path=path,
+        )
 
 
 def save_embedder(
@@ -110,22 +124,8 @@ def read_embedder(folder: Path) -> EmbedderArtifact | None:
     file = folder / MANIFEST
     if not file.is_file():
         return None
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-        if data.get("format") != EMBEDDER_FORMAT:
-            raise ConfigError(f"format is {data.get('format')!r}, expected {EMBEDDER_FORMAT!r}")
-        return EmbedderArtifact(
-            identity=str(data["identity"]),
-            base_model=str(data["base_model"]),
-            weights_sha256=str(data["weights_sha256"]),
-            training=data.get("training") or {},
-            config=data.get("config") or {},
-            outcome=data.get("outcome") or {},
-            created=str(data.get("created", "")),
-            path=file,
-        )
-    except (OSError, ConfigError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"embedding_model: {file} is not a toolsift embedder record ({exc})") from exc
+    return load_json_record(file, EMBEDDER_FORMAT, lambda data: EmbedderArtifact.from_dict(data, path=file),
+                            problem=f"embedding_model: {file} is not a toolsift embedder record")
 
 
 def ship_embedder(version: Path, destination: Path, name: str | None = None) -> Path:

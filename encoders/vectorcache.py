@@ -191,6 +191,10 @@ class VectorCache:
     def _off(self, why: str) -> None:
         if not self._broken:
             _log.warning("vector cache %s is not used: %s; every text is encoded", self.path, why)
+        self._shut()
+
+    def _shut(self) -> None:
+        """Turn the cache off and close its file, quietly."""
         self._broken = True
         if self._conn is not None:
             try:
@@ -384,13 +388,7 @@ class VectorCache:
     def close(self) -> None:
         """Close the file (the cache is off afterwards, silently)."""
         with self._lock:
-            if self._conn is not None:
-                try:
-                    self._conn.close()
-                except sqlite3.Error:
-                    pass
-            self._conn = None
-            self._broken = True
+            self._shut()
 
 
 class _Stopped(Exception):

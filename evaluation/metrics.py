@@ -211,14 +211,7 @@ def evaluate(
     Returns:
         Canonical measure name → mean value, in the order requested.
 
-    Raises:
-        BadQueryError: an unknown measure name (the message lists the known ones), or no query
-            with a relevant tool.
-        ValueError: a NaN score (from :func:`~toolsift.ranker.metrics.rank_tools`).
-
-    References:
-        Completeness@K: Tool-DE (Lu et al.), §3.1. The others: ir_measures (MacAvaney et al.,
-        ECIR 2022) over pytrec_eval / trec_eval definitions.
+    Raises and references: as :func:`evaluate_per_query`.
 
     Example:
         >>> evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 0.9, "b": 0.1}}, ["recall@1"])

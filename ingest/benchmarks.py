@@ -17,6 +17,7 @@ import csv
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,45 +84,47 @@ class Benchmark:
 # File reading and validation
 
 
-def read_json(path: Path) -> Any:
-    """A JSON file's value; a missing, malformed or unreadable file is a :class:`CatalogError` naming it."""
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Turn a missing, undecodable or unreadable ``path`` met in the block into a :class:`CatalogError`
+    naming it."""
     try:
-        with path.open(encoding="utf-8") as handle:
-            return json.load(handle)
+        yield
     except FileNotFoundError:
         raise CatalogError(f"{path}: file not found") from None
-    except json.JSONDecodeError as exc:
-        raise CatalogError(
-            f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from exc
     except UnicodeDecodeError as exc:
         raise CatalogError(f"{path}: not UTF-8 text ({exc.reason})") from exc
     except OSError as exc:
         raise CatalogError(f"{path}: cannot be read ({exc.strerror})") from exc
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file's value; a missing, malformed or unreadable file is a :class:`CatalogError` naming it."""
+    with _reading(path):
+        try:
+            with path.open(encoding="utf-8") as handle:
+                return json.load(handle)
+        except json.JSONDecodeError as exc:
+            raise CatalogError(
+                f"{path}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+            ) from exc
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
     """(line number, object) for every non-blank line; a bad file or line is a :class:`CatalogError` naming it."""
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CatalogError(
-                        f"{path}: malformed JSON on line {line_no}, column {exc.colno}: {exc.msg}"
-                    ) from exc
-                if not isinstance(record, dict):
-                    raise CatalogError(f"{path}: line {line_no} is not a JSON object")
-                yield line_no, record
-    except FileNotFoundError:
-        raise CatalogError(f"{path}: file not found") from None
-    except UnicodeDecodeError as exc:
-        raise CatalogError(f"{path}: not UTF-8 text ({exc.reason})") from exc
-    except OSError as exc:
-        raise CatalogError(f"{path}: cannot be read ({exc.strerror})") from exc
+    with _reading(path), path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CatalogError(
+                    f"{path}: malformed JSON on line {line_no}, column {exc.colno}: {exc.msg}"
+                ) from exc
+            if not isinstance(record, dict):
+                raise CatalogError(f"{path}: line {line_no} is not a JSON object")
+            yield line_no, record
 
 
 def _expect_list(value: object, path: Path, where: str) -> list[object]:
@@ -149,6 +152,28 @@ def _expect_grade(value: object, path: Path, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise CatalogError(f"{path}: {where}: relevance must be an integer, got {value!r}")
     return value
+
+
+def _queries(
+    path: Path, items: list[object], noun: str, id_key: str, text_key: str
+) -> Iterator[tuple[str, str, dict[str, object], str]]:
+    """``(id, text, record, where)`` for each of a benchmark file's query records, in order: an object
+    with a unique id under ``id_key`` and its text under ``text_key``; ``where`` names it in errors
+    (``"<noun> [<i>] (<id_key> '<id>')"``).
+
+    Raises:
+        CatalogError: an item is not such an object, or its id repeats.
+    """
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        where = f"{noun} [{index}]"
+        record = _expect_object(item, path, where)
+        qid = _expect_str(record, id_key, path, where)
+        where = f"{noun} [{index}] ({id_key} {qid!r})"
+        if qid in seen:
+            raise CatalogError(f"{path}: {where}: duplicate {noun} id")
+        seen.add(qid)
+        yield qid, _expect_str(record, text_key, path, where), record, where
 
 
 def _resolve_folder(path: str | Path) -> Path:
@@ -238,6 +263,32 @@ def load_benchmark(
 # ToolRet
 
 
+def _benchmark(
+    root: Path,
+    fmt: str,
+    queries: dict[str, str],
+    qrels: dict[str, dict[str, int]],
+    catalog_path: Path,
+    catalog_format: str,
+    extra: Mapping[str, Any],
+    *,
+    splits: dict[str, list[str]] | None = None,
+) -> Benchmark:
+    """The :class:`Benchmark` a loader read from the folder ``root``; without ``splits``, the folder
+    has one split, the whole set."""
+    return Benchmark(name=root.name, path=root, format=fmt, queries=queries, qrels=qrels, catalog_path=catalog_path,
+                     catalog_format=catalog_format,
+                     splits=splits if splits is not None else {_WHOLE_SET_SPLIT: list(queries)}, extra=extra)
+
+
+def _coverage(qrels: dict[str, dict[str, int]], catalog_ids: set[str], duplicates: int) -> dict[str, Any]:
+    """The ``extra`` entries on how the judgements meet the catalog: its size, the judged tools it lacks
+    (sorted), and how many judgements repeated a (query, tool) pair."""
+    missing = sorted({tool_id for grades in qrels.values() for tool_id in grades} - catalog_ids)
+    return {"catalog_size": len(catalog_ids), "tools_missing_from_catalog": missing,
+            "duplicate_judgements": duplicates}
+
+
 def _tool_ids(tools_path: Path) -> set[str]:
     ids: set[str] = set()
     for index, item in enumerate(_expect_list(read_json(tools_path), tools_path, "the file")):
@@ -280,14 +331,9 @@ def load_toolret_benchmark(path: str | Path) -> Benchmark:
     instructions: dict[str, str] = {}
     categories: dict[str, str] = {}
     duplicates = 0
-    for index, item in enumerate(_expect_list(read_json(queries_path), queries_path, "the file")):
-        where = f"query [{index}]"
-        record = _expect_object(item, queries_path, where)
-        qid = _expect_str(record, "id", queries_path, where)
-        where = f"query [{index}] (id {qid!r})"
-        if qid in queries:
-            raise CatalogError(f"{queries_path}: {where}: duplicate query id")
-        queries[qid] = _expect_str(record, "query", queries_path, where)
+    items = _expect_list(read_json(queries_path), queries_path, "the file")
+    for qid, text, record, where in _queries(queries_path, items, "query", "id", "query"):
+        queries[qid] = text
         if isinstance(record.get("instruction"), str):
             instructions[qid] = str(record["instruction"])
         if isinstance(record.get("category"), str):
@@ -307,24 +353,8 @@ def load_toolret_benchmark(path: str | Path) -> Benchmark:
         if grades:
             qrels[qid] = grades
 
-    missing = sorted({tool_id for grades in qrels.values() for tool_id in grades} - catalog_ids)
-    return Benchmark(
-        name=root.name,
-        path=root,
-        format="toolret",
-        queries=queries,
-        qrels=qrels,
-        catalog_path=tools_path,
-        catalog_format="toolret",
-        splits={_WHOLE_SET_SPLIT: list(queries)},
-        extra={
-            "instructions": instructions,
-            "categories": categories,
-            "catalog_size": len(catalog_ids),
-            "tools_missing_from_catalog": missing,
-            "duplicate_judgements": duplicates,
-        },
-    )
+    extra = {"instructions": instructions, "categories": categories, **_coverage(qrels, catalog_ids, duplicates)}
+    return _benchmark(root, "toolret", queries, qrels, tools_path, "toolret", extra)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,36 +365,29 @@ def _read_qrels_tsv(path: Path) -> tuple[dict[str, dict[str, int]], int]:
     # Returns the qrels and how many lines repeated an earlier (query, tool) pair.
     qrels: dict[str, dict[str, int]] = {}
     duplicates = 0
-    try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            for line_no, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
-                if not row or not "".join(row).strip():
-                    continue
-                if line_no == 1 and row[0].strip() == "query-id":
-                    continue
-                if len(row) != 3:
-                    raise CatalogError(
-                        f"{path}: line {line_no}: expected 3 tab-separated columns "
-                        f"(query-id, corpus-id, score), got {len(row)}"
-                    )
-                qid, tool_id, score = (cell.strip() for cell in row)
-                try:
-                    grade = int(score)
-                except ValueError:
-                    raise CatalogError(
-                        f"{path}: line {line_no}: score {score!r} is not an integer"
-                    ) from None
-                grades = qrels.setdefault(qid, {})
-                if tool_id in grades:
-                    duplicates += 1
-                    grade = max(grade, grades[tool_id])
-                grades[tool_id] = grade
-    except FileNotFoundError:
-        raise CatalogError(f"{path}: file not found") from None
-    except UnicodeDecodeError as exc:
-        raise CatalogError(f"{path}: not UTF-8 text ({exc.reason})") from exc
-    except OSError as exc:
-        raise CatalogError(f"{path}: cannot be read ({exc.strerror})") from exc
+    with _reading(path), path.open(encoding="utf-8", newline="") as handle:
+        for line_no, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
+            if not row or not "".join(row).strip():
+                continue
+            if line_no == 1 and row[0].strip() == "query-id":
+                continue
+            if len(row) != 3:
+                raise CatalogError(
+                    f"{path}: line {line_no}: expected 3 tab-separated columns "
+                    f"(query-id, corpus-id, score), got {len(row)}"
+                )
+            qid, tool_id, score = (cell.strip() for cell in row)
+            try:
+                grade = int(score)
+            except ValueError:
+                raise CatalogError(
+                    f"{path}: line {line_no}: score {score!r} is not an integer"
+                ) from None
+            grades = qrels.setdefault(qid, {})
+            if tool_id in grades:
+                duplicates += 1
+                grade = max(grade, grades[tool_id])
+            grades[tool_id] = grade
     return qrels, duplicates
 
 
@@ -429,22 +452,10 @@ def load_beir_benchmark(path: str | Path, split: str = "test") -> Benchmark:
         _expect_str(record, "_id", corpus_path, f"line {line_no}")
         for line_no, record in read_jsonl(corpus_path)
     }
-    missing = sorted({tool_id for grades in qrels.values() for tool_id in grades} - catalog_ids)
-    return Benchmark(
-        name=root.name,
-        path=root,
-        format="beir",
-        queries={qid: texts[qid] for qid in qrels},
-        qrels=qrels,
-        catalog_path=corpus_path,
-        catalog_format="beir",
+    return _benchmark(
+        root, "beir", {qid: texts[qid] for qid in qrels}, qrels, corpus_path, "beir",
+        {"split": split, **_coverage(qrels, catalog_ids, duplicates)},
         splits={name: list(judged) for name, judged in split_qrels.items()},
-        extra={
-            "split": split,
-            "catalog_size": len(catalog_ids),
-            "tools_missing_from_catalog": missing,
-            "duplicate_judgements": duplicates,
-        },
     )
 
 
@@ -557,14 +568,8 @@ def load_livemcpbench_benchmark(
     ambiguous: dict[str, dict[str, list[str]]] = {}
     unresolved: dict[str, list[str]] = {}
     tasks = _expect_list(read_json(annotations_path), annotations_path, "the file")
-    for index, item in enumerate(tasks):
-        where = f"task [{index}]"
-        task = _expect_object(item, annotations_path, where)
-        task_id = _expect_str(task, "task_id", annotations_path, where)
-        where = f"task [{index}] (task_id {task_id!r})"
-        if task_id in queries:
-            raise CatalogError(f"{annotations_path}: {where}: duplicate task id")
-        queries[task_id] = _expect_str(task, "Question", annotations_path, where)
+    for task_id, text, task, where in _queries(annotations_path, tasks, "task", "task_id", "Question"):
+        queries[task_id] = text
         if isinstance(task.get("category"), str):
             categories[task_id] = str(task["category"])
         metadata = _expect_object(
@@ -596,16 +601,9 @@ def load_livemcpbench_benchmark(
         if chosen:
             qrels[task_id] = {make_id(server, name): 1 for server, name in chosen}
 
-    return Benchmark(
-        name=root.name,
-        path=root,
-        format="livemcpbench",
-        queries=queries,
-        qrels=qrels,
-        catalog_path=tools_path,
-        catalog_format="mcp",
-        splits={_WHOLE_SET_SPLIT: list(queries)},
-        extra={
+    return _benchmark(
+        root, "livemcpbench", queries, qrels, tools_path, "mcp",
+        {
             "steps": steps,
             "annotated_tools": annotated,
             "servers": servers_of,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from toolsift.errors import CatalogRecordError
+from toolsift.plain import attributes
 
 __all__ = [
     "AGENT_ID_PREFIX",
@@ -138,13 +139,7 @@ class FlaggedRecord:
         return f"{self.source} {self.position} (id {self.record_id!r}) [{self.quality}]: " + "; ".join(self.notes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "position": self.position,
-            "record_id": self.record_id,
-            "quality": self.quality,
-            "notes": list(self.notes),
-        }
+        return {**attributes(self, "source", "position", "record_id", "quality"), "notes": list(self.notes)}
 
 
 @dataclass(frozen=True)
@@ -165,8 +160,7 @@ class RiskFlaggedRecord:
     reasons: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "position": self.position, "record_id": self.record_id,
-                "reasons": list(self.reasons)}
+        return {**attributes(self, "source", "position", "record_id"), "reasons": list(self.reasons)}
 
 
 #: A record normalisation accepts.

@@ -41,16 +41,8 @@ from typing import Any, Generic, TypeGuard, cast
 
 from toolsift.client import AsyncToolsiftClient, Format, ToolHit, ToolsiftClient
 from toolsift.errors import ToolsiftError
-from toolsift.integrations._common import (
-    QUERY_DESCRIPTION,
-    SEARCH_DESCRIPTION,
-    AnyClient,
-    DeferredToolSearch,
-    OnError,
-    check_names,
-    definition_parts,
-    field,
-)
+from toolsift.integrations._common import (QUERY_DESCRIPTION, SEARCH_DESCRIPTION, AnyClient, DeferredToolSearch,
+                                           OnError, check_names, definition_parts, field)
 
 try:
     from anthropic.types import ToolParam, ToolReferenceBlockParam, ToolResultBlockParam, ToolUseBlock

@@ -36,18 +36,8 @@ from typing import Any
 
 from toolsift.client import AsyncToolsiftClient, Format, SearchResult, ToolsiftClient
 from toolsift.errors import ConfigError, ToolsiftError
-from toolsift.integrations._common import (
-    OnError,
-    check_clients,
-    check_positive,
-    clip_query,
-    fall_back,
-    match_hit,
-    pick,
-    search_async,
-    search_kwargs,
-    sync_client,
-)
+from toolsift.integrations._common import (OnError, check_clients, check_positive, clip_query, fall_back, match_hit,
+                                           pick, search_async, search_kwargs, sync_client)
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse

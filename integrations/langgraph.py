@@ -37,15 +37,8 @@ from typing import Any
 
 from toolsift.client import AsyncToolsiftClient, Format, SearchResult, ToolsiftClient
 from toolsift.errors import ConfigError, ToolsiftError
-from toolsift.integrations._common import (
-    OnError,
-    check_positive,
-    clip_query,
-    fall_back,
-    match_hit,
-    pick,
-    search_kwargs,
-)
+from toolsift.integrations._common import (OnError, check_positive, clip_query, fall_back, match_hit, pick,
+                                           search_kwargs)
 
 try:
     import langgraph_bigtool  # noqa: F401  (the framework these functions are for)

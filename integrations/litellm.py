@@ -46,17 +46,8 @@ from typing import TYPE_CHECKING, Any
 
 from toolsift.client import AsyncToolsiftClient, Format, SearchResult, ToolsiftClient
 from toolsift.errors import ToolsiftError
-from toolsift.integrations._common import (
-    OnError,
-    check_positive,
-    clip_query,
-    fall_back,
-    latest_user_text,
-    match_hit,
-    pick,
-    search_async,
-    search_kwargs,
-)
+from toolsift.integrations._common import (OnError, check_positive, clip_query, fall_back, latest_user_text, match_hit,
+                                           pick, search_async, search_kwargs)
 
 try:
     from litellm.integrations.custom_logger import CustomLogger

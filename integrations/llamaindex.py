@@ -43,18 +43,8 @@ from typing import Any
 
 from toolsift.client import AsyncToolsiftClient, Format, SearchResult, ToolsiftClient
 from toolsift.errors import ConfigError, ToolsiftError
-from toolsift.integrations._common import (
-    OnError,
-    check_clients,
-    check_positive,
-    clip_query,
-    fall_back,
-    first_known,
-    pick,
-    search_async,
-    search_kwargs,
-    sync_client,
-)
+from toolsift.integrations._common import (OnError, check_clients, check_positive, clip_query, fall_back, first_known,
+                                           pick, search_async, search_kwargs, sync_client)
 
 try:
     from llama_index.core.base.base_retriever import BaseRetriever

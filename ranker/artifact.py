@@ -13,19 +13,21 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from toolsift.errors import ConfigError
 from toolsift.ranker.mftr import MFTRWeights
 
-__all__ = ["WeightsArtifact", "load_artifact", "FORMAT", "new_version_dir", "name_problem", "resolve_versioned", "write_json_atomic"]
+__all__ = ["WeightsArtifact", "load_artifact", "FORMAT", "new_version_dir", "name_problem", "resolve_versioned",
+           "write_json_atomic", "check_format", "load_json_record"]
 
 FORMAT = "toolsift-mftr-weights/1"
 _VERSION = re.compile(r"^v(\d+)$")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,7 @@ class WeightsArtifact:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, path: Path | None = None) -> WeightsArtifact:
         """An artifact from its :meth:`to_dict` form; raises ConfigError / ValueError / KeyError when malformed."""
-        if data.get("format") != FORMAT:
-            raise ConfigError(f"format is {data.get('format')!r}, expected {FORMAT!r}")
+        check_format(data, FORMAT)
         return cls(
             weights=MFTRWeights.from_dict(data["weights"]),
             config=data.get("config") or {},
@@ -116,6 +117,27 @@ def new_version_dir(root: Path, name: str, *, setting: str) -> Path:
     return version
 
 
+def check_format(data: Mapping[str, Any], expected: str) -> None:
+    """Raise ConfigError unless the record ``data`` names the format ``expected``."""
+    if data.get("format") != expected:
+        raise ConfigError(f"format is {data.get('format')!r}, expected {expected!r}")
+
+
+def load_json_record(file: Path, expected: str, build: Callable[[dict[str, Any]], T], *, problem: str) -> T:
+    """``build`` of the JSON record in ``file``, which must name the format ``expected``.
+
+    Raises:
+        ConfigError: ``"<problem> (<why>)"`` when the file cannot be read, is not JSON, names another
+            format, or ``build`` finds it malformed (a ConfigError, ValueError, KeyError or TypeError).
+    """
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+        check_format(data, expected)
+        return build(data)
+    except (OSError, ConfigError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{problem} ({exc})") from exc
+
+
 def write_json_atomic(path: Path, data: Mapping[str, Any]) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as out:
@@ -145,8 +167,5 @@ def load_artifact(path: str | Path) -> WeightsArtifact:
         ConfigError: naming the ``weights`` setting when the file is missing or malformed.
     """
     file = resolve_versioned(Path(path).expanduser(), "weights.json", hint="weights: give a `toolsift train` output folder or file")
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-        return WeightsArtifact.from_dict(data, path=file)
-    except (OSError, ConfigError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"weights: {file} is not a toolsift weights artifact ({exc})") from exc
+    return load_json_record(file, FORMAT, lambda data: WeightsArtifact.from_dict(data, path=file),
+                            problem=f"weights: {file} is not a toolsift weights artifact")

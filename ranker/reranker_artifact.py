@@ -10,7 +10,6 @@ such a folder (newest version), a version folder, ``reranker.json`` itself, or a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from toolsift.errors import ConfigError
-from toolsift.ranker.artifact import new_version_dir, resolve_versioned, write_json_atomic
+from toolsift.ranker.artifact import load_json_record, new_version_dir, resolve_versioned, write_json_atomic
 from toolsift.ranker.reranker_training import RerankerTrainingOutcome
 from toolsift.ranker.rerankers import CrossEncoderReranker, Reranker, ToolRankReranker
 
@@ -56,6 +55,23 @@ class RerankerArtifact:
             "config": dict(self.config),
             "metrics": dict(self.metrics),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, path: Path | None = None) -> RerankerArtifact:
+        """A record from its :meth:`to_dict` form (the reader checks its ``format``); raises ValueError /
+        KeyError / TypeError when malformed."""
+        return cls(
+            kind=str(data["kind"]),
+            base_model=str(data["base_model"]),
+            gguf_file=data.get("gguf_file"),
+            fusion_weight=float(data["fusion_weight"]),
+            rerank_top=int(data["rerank_top"]),
+            max_length=int(data.get("max_length", 256)),
+            config=data.get("config") or {},
+            metrics=data.get("metrics") or {},
+            created=str(data.get("created", "")),
+            path=path,
+        )
 
 
 @dataclass(frozen=True)
@@ -105,24 +121,8 @@ def save_reranker(
 
 def read_artifact(path: Path) -> RerankerArtifact:
     file = resolve_versioned(path, "reranker.json", hint="reranker: give a `toolsift train reranker` output or a model spec")
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-        if data.get("format") != RERANKER_FORMAT:
-            raise ConfigError(f"format is {data.get('format')!r}, expected {RERANKER_FORMAT!r}")
-        return RerankerArtifact(
-            kind=str(data["kind"]),
-            base_model=str(data["base_model"]),
-            gguf_file=data.get("gguf_file"),
-            fusion_weight=float(data["fusion_weight"]),
-            rerank_top=int(data["rerank_top"]),
-            max_length=int(data.get("max_length", 256)),
-            config=data.get("config") or {},
-            metrics=data.get("metrics") or {},
-            created=str(data.get("created", "")),
-            path=file,
-        )
-    except (OSError, ConfigError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"reranker: {file} is not a toolsift reranker artifact ({exc})") from exc
+    return load_json_record(file, RERANKER_FORMAT, lambda data: RerankerArtifact.from_dict(data, path=file),
+                            problem=f"reranker: {file} is not a toolsift reranker artifact")
 
 
 def load_reranker(spec: str, *, device: str = "auto", batch_size: int = 32) -> LoadedReranker:

@@ -451,18 +451,9 @@ class Searcher:
             ef_search=self.settings.knn_ef_search,
         )
 
-    def _full_doc(
-        self,
-        sq: StructuredQuery,
-        vectors: Mapping[str, Sequence[float]],
-        retriever: Retriever,
-        depth: int,
-        entity: str | None,
-        timings: dict[str, float],
-        *,
-        scope: Scope = UNSCOPED,
-        keep: int | None = None,
-    ) -> list[RankedTool]:
+    def _full_doc(self, sq: StructuredQuery, vectors: Mapping[str, Sequence[float]], retriever: Retriever, depth: int,
+                  entity: str | None, timings: dict[str, float], *, scope: Scope = UNSCOPED,
+                  keep: int | None = None) -> list[RankedTool]:
         """The Full-Doc baseline's ranking, ``depth`` deep (``keep``: that many of it, as deep a first stage)."""
         kind: Kind | Literal["hybrid"] = "hybrid" if retriever == "hybrid" else kinds_for(retriever)[0]
         text = sq.text or sq.tool_needs[0].user_intent
@@ -490,19 +481,10 @@ class Searcher:
             )
         return out
 
-    def _multi_field(
-        self,
-        sq: StructuredQuery,
-        vectors: Mapping[str, Sequence[float]],
-        retriever: Retriever,
-        depth: int,
-        entity: str | None,
-        timings: dict[str, float],
-        candidates_out: list[FieldSignals] | None = None,
-        *,
-        scope: Scope = UNSCOPED,
-        keep: int | None = None,
-    ) -> tuple[list[RankedTool], RankResponse]:
+    def _multi_field(self, sq: StructuredQuery, vectors: Mapping[str, Sequence[float]], retriever: Retriever,
+                     depth: int, entity: str | None, timings: dict[str, float],
+                     candidates_out: list[FieldSignals] | None = None, *, scope: Scope = UNSCOPED,
+                     keep: int | None = None) -> tuple[list[RankedTool], RankResponse]:
         """The ranked candidates of a first stage ``depth`` deep, ``keep`` of them (default ``depth``)."""
         signals = self.candidate_signals(sq, vectors, retriever, depth, entity, timings, documents=self.reranks,
                                          scope=scope)
@@ -582,16 +564,9 @@ class Searcher:
         template = QueryBuilder.pipeline_for(retriever or self.settings.retriever, self.settings.fusion)
         return self._pipelines[template] if template else None
 
-    def first_stage_request(
-        self,
-        sq: StructuredQuery,
-        vectors: Mapping[str, Sequence[float]],
-        retriever: Retriever,
-        depth: int,
-        entity: str | None = "tool",
-        *,
-        scope: Scope = UNSCOPED,
-    ) -> tuple[dict[str, Any], str | None]:
+    def first_stage_request(self, sq: StructuredQuery, vectors: Mapping[str, Sequence[float]], retriever: Retriever,
+                            depth: int, entity: str | None = "tool", *,
+                            scope: Scope = UNSCOPED) -> tuple[dict[str, Any], str | None]:
         """The first-stage request body and the search pipeline it runs through (None: no pipeline)."""
         body = self._builder(depth, entity, scope).candidates_body(sq, vectors, retriever)
         return body, self.first_stage_pipeline(retriever)

@@ -18,6 +18,8 @@ is a namespace package, as ``tests.conftest`` is imported elsewhere).
 * :func:`fake_java_home` writes a JAVA_HOME whose ``bin/java`` is a script standing in for the
   OpenSearch runner (``LocalNode`` / ``LocalCluster`` run ``$JAVA_HOME/bin/java`` and talk to what it
   serves over HTTP); each test module brings the script of the node it needs.
+* :class:`LoopbackJSONServer` stands in for an HTTP service that answers POSTs with JSON (a provider's
+  API, an OpenSearch cluster): a server on a free loopback port whose answers a callable gives.
 * :class:`SizedCounter` and :func:`sized` stand in for :class:`~toolsift.search.definitions.TokenCounter`
   and real definitions when a test is about ``fit``'s arithmetic: a definition's size is its ``size``
   key, so budgets read plainly.
@@ -39,6 +41,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +63,7 @@ __all__ = [
     "LLMCall",
     "ScriptedLLM",
     "fake_java_home",
+    "LoopbackJSONServer",
     "SizedCounter",
     "sized",
     "FakeOpenSearch",
@@ -106,16 +110,9 @@ class ScriptedLLM:
         self.max_retries = max_retries
         self.calls: list[LLMCall] = []
 
-    def complete_json(
-        self,
-        *,
-        task: str,
-        instructions: str,
-        data: Mapping[str, str],
-        schema: Mapping[str, Any],
-        subject: str,
-        check: Callable[[dict[str, Any]], None] | None = None,
-    ) -> dict[str, Any]:
+    def complete_json(self, *, task: str, instructions: str, data: Mapping[str, str], schema: Mapping[str, Any],
+                      subject: str, check: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """The real client's ``complete_json`` (same keywords), answered from the script."""
         system_message(instructions, schema)  # the prompt the real client would send: it must render
         render_data(data)
         call = LLMCall(task, instructions, dict(data), schema, subject)
@@ -148,6 +145,34 @@ class ScriptedLLM:
         if not answers:
             raise AssertionError(f"unexpected {task!r} call (attempt {attempt}): the script has no answer left for it")
         return answers.pop(0)
+
+
+# --- an HTTP service answering JSON -------------------------------------------------------------------
+
+
+class LoopbackJSONServer:
+    """An HTTP server on a free loopback port (``url`` is its root) answering each POST with JSON:
+    ``answer(path, headers, body)`` gives the status and the JSON value for the request's path, its
+    headers (names lower-cased) and its raw body. Not serving yet: run ``server.serve_forever`` in a
+    thread, and ``server.shutdown()`` / ``server.server_close()`` after."""
+
+    def __init__(self, answer: Callable[[str, dict[str, str], bytes], tuple[int, Any]]) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                status, value = answer(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                data = json.dumps(value).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", f"{len(data)}")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
 # --- the JDK --------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import datetime as dt
 import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Self
 
 from opensearchpy import OpenSearch
 
@@ -24,7 +24,7 @@ from toolsift.opensearch import ensure_index
 from toolsift.errors import BadQueryError, NotFoundError
 from toolsift.mappings.workbench import judgments_index_body
 
-__all__ = ["Judgment", "JudgmentStore", "UnknownToolError", "judgment_id", "tenant_label", "tenant_scope"]
+__all__ = ["Judgment", "JudgmentStore", "TenantStore", "UnknownToolError", "judgment_id", "tenant_label", "tenant_scope"]
 
 #: Longest query text a judgment may carry.
 MAX_QUERY_CHARS = 4000
@@ -92,18 +92,30 @@ SHARED = {"bool": {"should": [{"term": {"tenant": ALL_TENANTS}},
                               {"bool": {"must_not": {"exists": {"field": "tenant"}}}}], "minimum_should_match": 1}}
 
 
-class JudgmentStore:
-    """The judgments index; use :meth:`open` (creates it when missing)."""
+class TenantStore:
+    """A workbench index whose records carry their writer's ``tenant``; use :meth:`open`."""
 
     def __init__(self, client: OpenSearch, index: str) -> None:
         self.client = client
         self.index = index
 
+    @staticmethod
+    def index_body() -> dict[str, Any]:
+        """The index's settings and mappings."""
+        raise NotImplementedError
+
     @classmethod
-    def open(cls, client: OpenSearch, index: str) -> JudgmentStore:
-        # an index made before judgments had a tenant gets the field (its old judgments have none)
-        ensure_index(client, index, judgments_index_body(), added_fields=("tenant",))
+    def open(cls, client: OpenSearch, index: str) -> Self:
+        """The store of ``index``, created when missing; an index made before its records had a tenant
+        gets the field (its old records have none)."""
+        ensure_index(client, index, cls.index_body(), added_fields=("tenant",))
         return cls(client, index)
+
+
+class JudgmentStore(TenantStore):
+    """The judgments index; use :meth:`open` (creates it when missing)."""
+
+    index_body = staticmethod(judgments_index_body)
 
     def record(self, judgment: Judgment) -> str:
         """Store (or replace) a judgment; visible to searches when this returns. Returns its id."""

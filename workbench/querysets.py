@@ -26,13 +26,12 @@ from opensearchpy import OpenSearch, helpers
 from opensearchpy.exceptions import NotFoundError
 
 from toolsift.access import ALL_TENANTS
-from toolsift.opensearch import ensure_index
 from toolsift.errors import BadQueryError, CatalogError
 from toolsift.ingest.benchmarks import Benchmark
 from toolsift.mappings import F
 from toolsift.mappings.workbench import query_sets_index_body
 from toolsift.query.scope import tenant_clause
-from toolsift.workbench.judgments import Judgment, tenant_scope
+from toolsift.workbench.judgments import Judgment, TenantStore, tenant_scope
 
 __all__ = ["QueryCase", "QuerySet", "QuerySetStore", "from_benchmark", "from_judgments", "indexed_tool_ids"]
 
@@ -158,18 +157,10 @@ def from_benchmark(path: Path, index: str, indexed_ids: set[str], *, name: str |
                            "relevant_tools_not_in_index": dropped}, tenant=tenant)
 
 
-class QuerySetStore:
+class QuerySetStore(TenantStore):
     """The query-sets index; use :meth:`open` (creates it when missing)."""
 
-    def __init__(self, client: OpenSearch, index: str) -> None:
-        self.client = client
-        self.index = index
-
-    @classmethod
-    def open(cls, client: OpenSearch, index: str) -> QuerySetStore:
-        # an index made before sets had a tenant gets the field (its old sets have none)
-        ensure_index(client, index, query_sets_index_body(), added_fields=("tenant",))
-        return cls(client, index)
+    index_body = staticmethod(query_sets_index_body)
 
     @staticmethod
     def _id(index: str, name: str, tenant: str) -> str:

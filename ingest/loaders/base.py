@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from toolsift.ingest.loaders.files import JsonPeek, list_records, peek_json, read_json, type_name
 from toolsift.ingest.loaders.naming import catalog_label, id_text
-from toolsift.ingest.raw_records import LoadedRecord, RejectedRecord
+from toolsift.ingest.raw_records import LoadedRecord, RawTool, RejectedRecord
 
 __all__ = [
     "CatalogLoader",
@@ -86,13 +86,17 @@ class JsonCatalogLoader(CatalogLoader):
 
 
 class IdentifiedListLoader(JsonCatalogLoader):
-    """A JSON list of objects that each carry an ``id``, the tool id; positions are ``record <i>``.
+    """A JSON list of objects that each carry an ``id``, the tool id, and the tool's documentation object
+    under :attr:`DOCUMENTATION`; positions are ``record <i>``.
 
-    Subclasses set :attr:`WHAT` and implement :meth:`fits` and :meth:`record`.
+    Subclasses set :attr:`WHAT` and :attr:`DOCUMENTATION`, implement :meth:`fits`, and override
+    :meth:`tool` when a record holds more than the documentation.
     """
 
     #: What the list holds, for the error when the top level is not a list ("ToolRet records").
     WHAT: ClassVar[str]
+    #: The key of each record's documentation object; a record without an object there is rejected.
+    DOCUMENTATION: ClassVar[str]
 
     def recognise(self, peek: JsonPeek) -> bool:
         return peek.top == "list" and isinstance(peek.first, dict) and self.fits(peek.first)
@@ -109,9 +113,19 @@ class IdentifiedListLoader(JsonCatalogLoader):
     def fits(self, first: dict[str, Any]) -> bool:
         """Whether the list's first record has this format's keys."""
 
-    @abstractmethod
     def record(self, source: str, position: str, record: dict[str, Any], tool_id: str) -> LoadedRecord:
         """One record with a usable id: the tool it describes, or why it is rejected."""
+        documentation = record.get(self.DOCUMENTATION)
+        if not isinstance(documentation, dict):
+            return not_an_object(source, position, self.DOCUMENTATION, documentation, record_id=tool_id,
+                                 label=f"the {self.DOCUMENTATION}")
+        return self.tool(source, position, record, tool_id, documentation)
+
+    def tool(
+        self, source: str, position: str, record: dict[str, Any], tool_id: str, documentation: dict[str, Any]
+    ) -> LoadedRecord:
+        """The tool a record whose documentation is an object describes (no agent), or why it is rejected."""
+        return RawTool(source, position, documentation, tool_id, None)
 
 
 def identified_records(

@@ -28,22 +28,17 @@ class MftrLoader(IdentifiedListLoader):
 
     NAME = "mftr"
     WHAT = "MFTR records"
+    DOCUMENTATION = "origin_documentation"
 
     def fits(self, first: dict[str, Any]) -> bool:
         """The first record has ``augmented`` or ``origin_documentation``."""
         return "augmented" in first or "origin_documentation" in first
 
-    def record(self, source: str, position: str, record: dict[str, Any], tool_id: str) -> LoadedRecord:
-        documentation = record.get("origin_documentation")
-        if not isinstance(documentation, dict):
-            return not_an_object(
-                source,
-                position,
-                "origin_documentation",
-                documentation,
-                record_id=tool_id,
-                label="the origin_documentation",
-            )
+    def tool(
+        self, source: str, position: str, record: dict[str, Any], tool_id: str, documentation: dict[str, Any]
+    ) -> LoadedRecord:
+        """The tool, ``standardized`` by its ``augmented`` object, or the rejection of a record whose
+        ``augmented`` is not an object."""
         augmented = record.get("augmented")
         if augmented is not None and not isinstance(augmented, dict):
             return not_an_object(source, position, "augmented", augmented, record_id=tool_id)

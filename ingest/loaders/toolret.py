@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolsift.ingest.loaders.base import IdentifiedListLoader, not_an_object
-from toolsift.ingest.raw_records import LoadedRecord, RawTool
+from toolsift.ingest.loaders.base import IdentifiedListLoader
 
 __all__ = ["ToolRetLoader", "LOADER", "NAME", "detect", "load"]
 
@@ -24,18 +23,11 @@ class ToolRetLoader(IdentifiedListLoader):
 
     NAME = "toolret"
     WHAT = "ToolRet records"
+    DOCUMENTATION = "documentation"
 
     def fits(self, first: dict[str, Any]) -> bool:
         """The first record has ``id`` and ``documentation``."""
         return "id" in first and "documentation" in first
-
-    def record(self, source: str, position: str, record: dict[str, Any], tool_id: str) -> LoadedRecord:
-        documentation = record.get("documentation")
-        if not isinstance(documentation, dict):
-            return not_an_object(
-                source, position, "documentation", documentation, record_id=tool_id, label="the documentation"
-            )
-        return RawTool(source, position, documentation, tool_id, None)
 
 
 LOADER = ToolRetLoader()

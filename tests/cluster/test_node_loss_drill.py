@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.catalogs import benchmark_records
 from toolsift.bench.nodeloss import run_node_loss_drill
 from toolsift.plugin_scripts import LocalCluster
 
@@ -24,9 +25,8 @@ QUERIES = ["search the web for recent news", "convert a markdown file to pdf", "
 def test_losing_the_cluster_manager_under_load_fails_no_search_and_loses_no_tool(
     cluster: LocalCluster, embedder: Any, datasets: Path, tmp_path: Path
 ) -> None:
-    servers = json.loads((datasets / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))[:6]
     catalog = tmp_path / "servers.json"
-    catalog.write_text(json.dumps(servers, ensure_ascii=False), encoding="utf-8")
+    catalog.write_text(json.dumps(benchmark_records(datasets, "livemcpbench")[:6], ensure_ascii=False), encoding="utf-8")
 
     figures = run_node_loss_drill(cluster, cluster.settings, embedder, catalog, QUERIES, clients=2,
                                   kills=("manager",), rolling=False, settle_s=3, down_s=2, progress=print)

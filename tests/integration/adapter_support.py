@@ -5,12 +5,13 @@ Anthropic's and OpenAI's APIs. Not a test module: the tests import from it (fixt
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import socket
+import sys
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -19,11 +20,14 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import Field
 
+from tests.fakes import LoopbackJSONServer
 from tests.integration.conftest import TenantCatalog
 from toolsift.client import ToolHit, ToolsiftClient
+from toolsift.errors import ConfigError
 
 __all__ = ["key", "recorder", "Recorder", "RecordingChatModel", "acme_definitions", "brief_hits",
-           "closed_port_url", "ranked_names", "structured_tools", "visible_tools"]
+           "closed_port_url", "ranked_names", "structured_tools", "visible_tools", "visible_fixture", "visible_ids",
+           "assert_refuses_bad_tool_lists", "assert_import_names"]
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +85,50 @@ def visible_tools(api: str, catalog: TenantCatalog, key: str, convert: Callable[
     return tools
 
 
+def visible_fixture(convert: Callable[[ToolHit], Any]) -> Any:
+    """A module-scoped ``visible`` fixture: :func:`visible_tools` with ``convert`` (the adapter's own
+    conversion of a toolsift hit into the provider's tool type), by toolsift id."""
+
+    @pytest.fixture(scope="module")
+    def visible(tenant_api: str, tenant_catalog: TenantCatalog, key: str) -> dict[str, Any]:
+        return visible_tools(tenant_api, tenant_catalog, key, convert)
+
+    return visible
+
+
+@pytest.fixture(scope="module")
+def visible_ids(visible: dict[str, Any]) -> dict[str, str]:
+    """The ``ids`` map the searches take: toolsift id → the name of that tool among the test module's
+    ``visible`` tools."""
+    return {i: t["name"] for i, t in visible.items()}
+
+
+def assert_refuses_bad_tool_lists(
+        api: str, key: str, tools: Collection[Any], search_class: Callable[..., Any]) -> None:
+    """``search_class(client, tools, ...)`` refuses, before any call, ``tools`` with its first tool once
+    more, and an always-include name no tool has; each error names the name."""
+    first = next(iter(tools))
+
+    with ToolsiftClient(api, key) as ts:
+        with pytest.raises(ConfigError) as twice:
+            search_class(ts, [*tools, dict(first)])
+        with pytest.raises(ConfigError) as missing:
+            search_class(ts, tools, always_include=["no_such_tool"])
+
+    assert repr(first["name"]) in str(twice.value) and "'no_such_tool'" in str(missing.value)
+
+
+def assert_import_names(monkeypatch: pytest.MonkeyPatch, module: str, *, without: str, match: str,
+                        loaded: bool = True) -> None:
+    """Importing ``module`` afresh while ``without`` cannot be imported raises an ImportError that matches
+    ``match`` (what to install). ``loaded``: ``module`` must have been imported already."""
+    monkeypatch.delitem(sys.modules, module, raising=loaded)
+    monkeypatch.setitem(sys.modules, without, None)
+
+    with pytest.raises(ImportError, match=match):
+        importlib.import_module(module)
+
+
 # --- toolsift's own answer -------------------------------------------------------------------------------
 
 
@@ -113,31 +161,18 @@ class RecordingChatModel(FakeMessagesListChatModel):
 # --- a loopback server standing in for a provider's API (Anthropic, OpenAI) ------------------------------
 
 
-class Recorder:
+class Recorder(LoopbackJSONServer):
     """A loopback HTTP server answering each POST with the next canned body of ``answers``, recording what
     came: (path, lower-cased headers, JSON body). ``url`` is its root."""
 
     def __init__(self, answers: list[dict[str, Any]] | None = None) -> None:
         self.answers: list[dict[str, Any]] = answers if answers is not None else []
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
-        recorder = self
+        super().__init__(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                recorder.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-                data = json.dumps(recorder.answers.pop(0)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+    def _answer(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
+        self.requests.append((path, headers, json.loads(body)))
+        return 200, self.answers.pop(0)
 
 
 @pytest.fixture()

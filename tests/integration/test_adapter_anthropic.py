@@ -6,9 +6,7 @@ Anthropic's API, which records the JSON body. No LLM is needed: the contract is 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
-import sys
 from typing import Any
 
 import anthropic
@@ -16,25 +14,12 @@ import pytest
 from anthropic.types import Message, ToolParam, ToolResultBlockParam, ToolUseBlock
 from pydantic import TypeAdapter
 
-from tests.integration.adapter_support import (  # noqa: F401 - key and recorder: fixtures
-    Recorder,
-    brief_hits,
-    key,
-    recorder,
-    visible_tools,
-)
-from tests.integration.conftest import TenantCatalog
+from tests.integration.adapter_support import Recorder, assert_import_names, assert_refuses_bad_tool_lists
+from tests.integration.adapter_support import brief_hits, visible_fixture
+from tests.integration.adapter_support import key, recorder, visible_ids  # noqa: F401 - fixtures
 from toolsift.client import AsyncToolsiftClient, ToolsiftAPIError, ToolsiftClient, ToolsiftConnectionError
-from toolsift.errors import ConfigError
 from toolsift.bench.load import free_port
-from toolsift.integrations.anthropic import (
-    SEARCH_TOOL_NAME,
-    AsyncToolSearch,
-    NotASearchCallError,
-    ToolSearch,
-    defer,
-    tool_param,
-)
+from toolsift.integrations.anthropic import SEARCH_TOOL_NAME, AsyncToolSearch, NotASearchCallError, ToolSearch, defer, tool_param
 
 pytestmark = pytest.mark.integration
 
@@ -42,11 +27,9 @@ QUERY = "search the web for recent news articles"
 TOP_K = 5
 
 
-@pytest.fixture(scope="module")
-def visible(tenant_api: str, tenant_catalog: TenantCatalog, key: str) -> dict[str, ToolParam]:
-    """Every tool acme may see (its own and the public ones) as Anthropic tools, by toolsift id, built from
-    the API's own definitions (a name two servers share is made unique, as an agent must)."""
-    return visible_tools(tenant_api, tenant_catalog, key, tool_param)
+#: Every tool acme may see (its own and the public ones) as Anthropic tools, by toolsift id, built from the
+#: API's own definitions (a name two servers share is made unique, as an agent must).
+visible = visible_fixture(tool_param)
 
 
 def use(query: Any, block_id: str = "toolu_01") -> ToolUseBlock:
@@ -99,12 +82,10 @@ def test_without_an_id_map_the_tools_are_matched_by_the_name_toolsift_gives_them
     assert named and named == [n for _, n in brief_hits(tenant_api, key, QUERY, TOP_K) if n in names]
 
 
-def test_the_async_search_answers_the_same(tenant_api: str, key: str, visible: dict[str, ToolParam]) -> None:
-    ids = {i: t["name"] for i, t in visible.items()}
-
+def test_the_async_search_answers_the_same(tenant_api: str, key: str, visible: dict[str, ToolParam], visible_ids: dict[str, str]) -> None:
     async def answer() -> ToolResultBlockParam:
         async with AsyncToolsiftClient(tenant_api, key) as ts:
-            return await AsyncToolSearch(ts, visible.values(), ids=ids, top_k=TOP_K).answer(use(QUERY).model_dump())
+            return await AsyncToolSearch(ts, visible.values(), ids=visible_ids, top_k=TOP_K).answer(use(QUERY).model_dump())
 
     hits = brief_hits(tenant_api, key, QUERY, TOP_K)
     assert references(asyncio.run(answer())) == [visible[i]["name"] for i, _ in hits]
@@ -149,15 +130,14 @@ def message(content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
 
 
 def test_the_sdk_sends_the_deferred_tools_and_the_tool_reference_result_as_the_protocol_says(
-        tenant_api: str, key: str, visible: dict[str, ToolParam], recorder: Recorder) -> None:
+        tenant_api: str, key: str, visible: dict[str, ToolParam], visible_ids: dict[str, str], recorder: Recorder) -> None:
     call = {"type": "tool_use", "id": "toolu_9", "name": SEARCH_TOOL_NAME, "input": {"query": QUERY}}
     recorder.answers += [message([call], "tool_use"), message([{"type": "text", "text": "done"}], "end_turn")]
     claude = anthropic.Anthropic(base_url=recorder.url, api_key="sk-ant-test", max_retries=0)
-    ids = {i: t["name"] for i, t in visible.items()}
     messages: list[Any] = [{"role": "user", "content": QUERY}]
 
     with ToolsiftClient(tenant_api, key) as ts:
-        search = ToolSearch(ts, visible.values(), ids=ids, top_k=TOP_K)
+        search = ToolSearch(ts, visible.values(), ids=visible_ids, top_k=TOP_K)
         first = claude.messages.create(model="claude-test", max_tokens=256, tools=search.tools, messages=messages)
         block = next(b for b in first.content if search.is_search(b))
         answer = search.answer(block)
@@ -189,20 +169,9 @@ def test_defer_marks_copies_and_leaves_the_kept_tools_and_the_originals_alone() 
 
 def test_tools_named_twice_or_an_always_include_name_without_a_tool_are_refused_before_any_call(
         tenant_api: str, key: str, visible: dict[str, ToolParam]) -> None:
-    first = next(iter(visible.values()))
-
-    with ToolsiftClient(tenant_api, key) as ts:
-        with pytest.raises(ConfigError) as twice:
-            ToolSearch(ts, [*visible.values(), dict(first)])
-        with pytest.raises(ConfigError) as missing:
-            ToolSearch(ts, visible.values(), always_include=["no_such_tool"])
-
-    assert repr(first["name"]) in str(twice.value) and "'no_such_tool'" in str(missing.value)
+    assert_refuses_bad_tool_lists(tenant_api, key, visible.values(), ToolSearch)
 
 
 def test_without_the_anthropic_package_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "toolsift.integrations.anthropic")
-    monkeypatch.setitem(sys.modules, "anthropic.types", None)
-
-    with pytest.raises(ImportError, match=r"pip install 'toolsift\[anthropic\]'"):
-        importlib.import_module("toolsift.integrations.anthropic")
+    assert_import_names(monkeypatch, "toolsift.integrations.anthropic", without="anthropic.types",
+                        match=r"pip install 'toolsift\[anthropic\]'")

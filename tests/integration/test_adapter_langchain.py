@@ -5,9 +5,7 @@ the definitions the acme tenant sees, and the middleware narrows them to toolsif
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
-import sys
 from typing import Any
 
 import pytest
@@ -16,14 +14,9 @@ from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool
 
-from tests.integration.adapter_support import (  # noqa: F401 - key: a fixture
-    RecordingChatModel,
-    acme_definitions,
-    closed_port_url,
-    key,
-    ranked_names,
-    structured_tools,
-)
+from tests.integration.adapter_support import RecordingChatModel, acme_definitions, assert_import_names
+from tests.integration.adapter_support import closed_port_url, ranked_names, structured_tools
+from tests.integration.adapter_support import key  # noqa: F401 - a fixture
 from tests.integration.conftest import TenantCatalog
 from toolsift.client import AsyncToolsiftClient, ToolsiftAPIError, ToolsiftClient, ToolsiftConnectionError
 from toolsift.integrations.langchain import ToolsiftToolSelector
@@ -155,8 +148,5 @@ def test_an_unreachable_toolsift_raises_when_asked_to_and_a_wrong_key_always_rai
 
 
 def test_without_langchain_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "toolsift.integrations.langchain")
-    monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)
-
-    with pytest.raises(ImportError, match=r"pip install 'toolsift\[langchain\]'"):
-        importlib.import_module("toolsift.integrations.langchain")
+    assert_import_names(monkeypatch, "toolsift.integrations.langchain", without="langchain.agents.middleware",
+                        match=r"pip install 'toolsift\[langchain\]'")

@@ -5,9 +5,7 @@ the acme tenant sees, and toolsift answers the agent's ``retrieve_tools`` calls 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
-import sys
 from typing import Any
 
 import pytest
@@ -15,14 +13,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph_bigtool import create_agent
 
-from tests.integration.adapter_support import (  # noqa: F401 - key: a fixture
-    RecordingChatModel,
-    acme_definitions,
-    closed_port_url,
-    key,
-    ranked_names,
-    structured_tools,
-)
+from tests.integration.adapter_support import RecordingChatModel, acme_definitions, assert_import_names
+from tests.integration.adapter_support import closed_port_url, ranked_names, structured_tools
+from tests.integration.adapter_support import key  # noqa: F401 - a fixture
 from tests.integration.conftest import TenantCatalog
 from toolsift.client import AsyncToolsiftClient, ToolsiftAPIError, ToolsiftClient, ToolsiftConnectionError
 from toolsift.errors import ConfigError
@@ -159,8 +152,5 @@ def test_an_always_included_key_outside_the_registry_or_a_shared_name_is_a_confi
 
 
 def test_without_langgraph_bigtool_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "toolsift.integrations.langgraph")
-    monkeypatch.setitem(sys.modules, "langgraph_bigtool", None)
-
-    with pytest.raises(ImportError, match=r"pip install 'toolsift\[langgraph\]'"):
-        importlib.import_module("toolsift.integrations.langgraph")
+    assert_import_names(monkeypatch, "toolsift.integrations.langgraph", without="langgraph_bigtool",
+                        match=r"pip install 'toolsift\[langgraph\]'")

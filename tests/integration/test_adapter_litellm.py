@@ -9,10 +9,8 @@ the proxy calls it; the SDK path runs a real ``litellm.acompletion(..., mock_res
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import os
-import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -26,12 +24,9 @@ from litellm.integrations.custom_logger import CustomLogger  # noqa: E402
 from litellm.types.proxy.auth.user_api_key_auth import UserAPIKeyAuth  # noqa: E402
 from litellm.types.utils import CallTypes  # noqa: E402
 
-from tests.integration.adapter_support import (  # noqa: E402, F401 - key: a fixture
-    acme_definitions,
-    closed_port_url,
-    key,
-    ranked_names,
-)
+from tests.integration.adapter_support import acme_definitions, assert_import_names, closed_port_url  # noqa: E402
+from tests.integration.adapter_support import ranked_names  # noqa: E402
+from tests.integration.adapter_support import key  # noqa: E402, F401 - a fixture
 from tests.integration.conftest import TenantCatalog  # noqa: E402
 from toolsift.client import AsyncToolsiftClient, ToolsiftAPIError, ToolsiftClient  # noqa: E402
 from toolsift.client import ToolsiftConnectionError  # noqa: E402
@@ -226,8 +221,5 @@ def test_the_filter_defines_the_proxy_hook_on_its_own_class_as_the_proxy_require
 
 
 def test_without_litellm_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "toolsift.integrations.litellm", raising=False)
-    monkeypatch.setitem(sys.modules, "litellm.integrations.custom_logger", None)
-
-    with pytest.raises(ImportError, match=r"pip install 'toolsift\[litellm\]'"):
-        importlib.import_module("toolsift.integrations.litellm")
+    assert_import_names(monkeypatch, "toolsift.integrations.litellm", without="litellm.integrations.custom_logger",
+                        match=r"pip install 'toolsift\[litellm\]'", loaded=False)

@@ -5,9 +5,7 @@ built from the definitions the acme tenant sees, and the retrievers answer tools
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
-import sys
 from typing import Any
 
 import pytest
@@ -17,7 +15,7 @@ from llama_index.core.objects import ObjectRetriever
 from llama_index.core.schema import QueryBundle
 from llama_index.core.tools import BaseTool, FunctionTool
 
-from tests.integration.adapter_support import acme_definitions, closed_port_url, key  # noqa: F401 - key: a fixture
+from tests.integration.adapter_support import acme_definitions, assert_import_names, closed_port_url, key  # noqa: F401 - key: a fixture
 from tests.integration.conftest import TenantCatalog
 from toolsift.client import AsyncToolsiftClient, SearchResult, ToolsiftAPIError, ToolsiftClient
 from toolsift.client import ToolsiftConnectionError
@@ -189,8 +187,5 @@ def test_tools_sharing_a_name_or_an_unknown_always_included_name_are_config_erro
 
 
 def test_without_llama_index_the_import_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "toolsift.integrations.llamaindex", raising=False)
-    monkeypatch.setitem(sys.modules, "llama_index.core.objects", None)
-
-    with pytest.raises(ImportError, match=r"pip install 'toolsift\[llamaindex\]'"):
-        importlib.import_module("toolsift.integrations.llamaindex")
+    assert_import_names(monkeypatch, "toolsift.integrations.llamaindex", without="llama_index.core.objects",
+                        match=r"pip install 'toolsift\[llamaindex\]'", loaded=False)

@@ -6,10 +6,8 @@ API, which records the JSON body. No LLM is needed: the contract is tools in, lo
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import logging
-import sys
 from typing import Any
 
 import openai
@@ -22,25 +20,12 @@ from openai.types.responses import (
     ResponseToolSearchOutputItemParamParam,
 )
 
-from tests.integration.adapter_support import (  # noqa: F401 - key and recorder: fixtures
-    Recorder,
-    brief_hits,
-    key,
-    recorder,
-    visible_tools,
-)
-from tests.integration.conftest import TenantCatalog
+from tests.integration.adapter_support import Recorder, assert_import_names, assert_refuses_bad_tool_lists
+from tests.integration.adapter_support import brief_hits, visible_fixture
+from tests.integration.adapter_support import key, recorder, visible_ids  # noqa: F401 - fixtures
 from toolsift.client import AsyncToolsiftClient, ToolsiftAPIError, ToolsiftClient, ToolsiftConnectionError
-from toolsift.errors import ConfigError
 from toolsift.bench.load import free_port
-from toolsift.integrations.openai import (
-    AsyncToolSearch,
-    NotASearchCallError,
-    ToolSearch,
-    defer,
-    function_tool,
-    tool_search_tool,
-)
+from toolsift.integrations.openai import AsyncToolSearch, NotASearchCallError, ToolSearch, defer, function_tool, tool_search_tool
 
 pytestmark = pytest.mark.integration
 
@@ -48,11 +33,9 @@ QUERY = "search the web for recent news articles"
 TOP_K = 5
 
 
-@pytest.fixture(scope="module")
-def visible(tenant_api: str, tenant_catalog: TenantCatalog, key: str) -> dict[str, FunctionToolParam]:
-    """Every tool acme may see (its own and the public ones) as Responses function tools, by toolsift id,
-    built from the API's own definitions (a name two servers share is made unique, as an agent must)."""
-    return visible_tools(tenant_api, tenant_catalog, key, function_tool)
+#: Every tool acme may see (its own and the public ones) as Responses function tools, by toolsift id, built
+#: from the API's own definitions (a name two servers share is made unique, as an agent must).
+visible = visible_fixture(function_tool)
 
 
 def call(arguments: Any, call_id: str = "call_1") -> ResponseToolSearchCall:
@@ -106,12 +89,11 @@ def test_without_an_id_map_the_tools_are_matched_by_the_name_toolsift_gives_them
     assert names and names == [n for _, n in brief_hits(tenant_api, key, QUERY, TOP_K) if n in known]
 
 
-def test_the_async_search_answers_the_same(tenant_api: str, key: str, visible: dict[str, FunctionToolParam]) -> None:
-    ids = {i: t["name"] for i, t in visible.items()}
-
+def test_the_async_search_answers_the_same(tenant_api: str, key: str, visible: dict[str, FunctionToolParam],
+                                           visible_ids: dict[str, str]) -> None:
     async def answer() -> ResponseToolSearchOutputItemParamParam:
         async with AsyncToolsiftClient(tenant_api, key) as ts:
-            search = AsyncToolSearch(ts, visible.values(), ids=ids, top_k=TOP_K)
+            search = AsyncToolSearch(ts, visible.values(), ids=visible_ids, top_k=TOP_K)
             return await search.answer(call({"query": QUERY}).model_dump())
 
     assert loaded(asyncio.run(answer())) == [visible[i]["name"] for i, _ in brief_hits(tenant_api, key, QUERY, TOP_K)]
@@ -157,18 +139,18 @@ def response(output: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def test_the_sdk_sends_the_deferred_tools_and_the_tool_search_output_as_its_types_say(
-        tenant_api: str, key: str, visible: dict[str, FunctionToolParam], recorder: Recorder) -> None:
+        tenant_api: str, key: str, visible: dict[str, FunctionToolParam], visible_ids: dict[str, str],
+        recorder: Recorder) -> None:
     wire_call = {"id": "tsc_7", "type": "tool_search_call", "call_id": "call_7", "execution": "client",
                  "status": "completed", "arguments": {"query": QUERY}}
     message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
                "content": [{"type": "output_text", "text": "done", "annotations": []}]}
     recorder.answers += [response([wire_call]), response([message])]
     gpt = openai.OpenAI(base_url=f"{recorder.url}/v1", api_key="sk-test", max_retries=0)
-    ids = {i: t["name"] for i, t in visible.items()}
     items: list[Any] = [{"role": "user", "content": QUERY}]
 
     with ToolsiftClient(tenant_api, key) as ts:
-        search = ToolSearch(ts, visible.values(), ids=ids, top_k=TOP_K)
+        search = ToolSearch(ts, visible.values(), ids=visible_ids, top_k=TOP_K)
         first = gpt.responses.create(model="gpt-test", tools=search.tools, input=items)
         items += first.output
         items += [search.answer(item) for item in first.output if search.is_search(item)]
@@ -201,22 +183,11 @@ def test_defer_marks_function_and_custom_tools_but_not_kept_or_other_tools() -> 
     assert "defer_loading" not in tools[0]
 
 
+def test_without_the_tool_search_types_the_import_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_import_names(monkeypatch, "toolsift.integrations.openai", without="openai.types.responses",
+                        match=r"tool_search types .* pip install -U openai")
+
+
 def test_tools_named_twice_or_an_always_include_name_without_a_tool_are_refused_before_any_call(
         tenant_api: str, key: str, visible: dict[str, FunctionToolParam]) -> None:
-    first = next(iter(visible.values()))
-
-    with ToolsiftClient(tenant_api, key) as ts:
-        with pytest.raises(ConfigError) as twice:
-            ToolSearch(ts, [*visible.values(), dict(first)])
-        with pytest.raises(ConfigError) as missing:
-            ToolSearch(ts, visible.values(), always_include=["no_such_tool"])
-
-    assert repr(first["name"]) in str(twice.value) and "'no_such_tool'" in str(missing.value)
-
-
-def test_without_the_tool_search_types_the_import_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "toolsift.integrations.openai")
-    monkeypatch.setitem(sys.modules, "openai.types.responses", None)
-
-    with pytest.raises(ImportError, match=r"tool_search types .* pip install -U openai"):
-        importlib.import_module("toolsift.integrations.openai")
+    assert_refuses_bad_tool_lists(tenant_api, key, visible.values(), ToolSearch)

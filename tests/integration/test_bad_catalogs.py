@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from tests.catalogs import benchmark_records, write_catalog
 from toolsift.cli.main import cli
 from toolsift.errors import ERROR_TABLE, CatalogError, CatalogRecordError, CatalogRejectedError, ClusterError
 from toolsift.ingest.pipeline import ingest_catalog
@@ -36,15 +37,7 @@ Records = list[dict[str, Any]]
 
 @pytest.fixture()
 def records(datasets: Path) -> Records:
-    data = json.loads((datasets / "toolret" / "apibank" / "tools.json").read_text(encoding="utf-8"))
-    return copy.deepcopy(data[:SLICE])
-
-
-def write(folder: Path, data: Any) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "tools.json"
-    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    return path
+    return copy.deepcopy(benchmark_records(datasets, "toolret/apibank")[:SLICE])
 
 
 # --- the spoiled catalogs ---------------------------------------------------------------------------
@@ -123,7 +116,7 @@ def bad(request: pytest.FixtureRequest, tmp_path: Path, records: Records) -> tup
         valid_ids.remove("apibank_tool_3")  # record 3 now repeats record 1's id; the first one stands
     else:
         valid_ids.remove(case.record_id)
-    return write(tmp_path / "apibank", records), case, set(valid_ids)
+    return write_catalog(tmp_path / "apibank", records), case, set(valid_ids)
 
 
 def alias_documents(client: Any, alias: str) -> int | None:
@@ -171,7 +164,7 @@ def test_a_messy_record_is_indexed_and_flagged_not_rejected(
     messy = MESSY[case]
     messy.spoil(records)
 
-    report = ingest_catalog(client, settings, model, write(tmp_path / "apibank", records), strict=strict)
+    report = ingest_catalog(client, settings, model, write_catalog(tmp_path / "apibank", records), strict=strict)
 
     assert report.ok and not report.rejected
     assert report.created == SLICE
@@ -220,7 +213,7 @@ def test_the_ingest_command_prints_flagged_records_with_their_notes(
     records[3]["documentation"]["description"] = "Evil \x1b[2J\u202e description"
     records[3]["documentation"]["name"] = 7
 
-    result = run_cli("--opensearch-url", base_settings.opensearch_url, "ingest", str(write(tmp_path / "apibank", records)),
+    result = run_cli("--opensearch-url", base_settings.opensearch_url, "ingest", str(write_catalog(tmp_path / "apibank", records)),
                      "--index", settings.index, "--quiet")
 
     assert result.exit_code == 0, result.output
@@ -239,7 +232,7 @@ def test_the_ingest_summary_counts_schema_flags_and_risk_flags_apart(
     base_settings: Any, settings: Any, client: Any, tmp_path: Path, records: Records
 ) -> None:
     records[2]["documentation"]["description"] = HOSTILE  # a clean schema, a poisoned description
-    path = write(tmp_path / "apibank", records)
+    path = write_catalog(tmp_path / "apibank", records)
 
     result = run_cli("--opensearch-url", base_settings.opensearch_url, "ingest", str(path), "--index", settings.index,
                      "--quiet")
@@ -334,12 +327,12 @@ def test_a_record_nested_as_deep_as_the_highest_limit_allows_is_indexed_whole(
         deep = {"type": "object", "properties": {"p": deep}}
     records[2]["documentation"]["parameters"] = deep
 
-    report = ingest_catalog(client, deepest, model, write(tmp_path / "apibank", records))
+    report = ingest_catalog(client, deepest, model, write_catalog(tmp_path / "apibank", records))
 
     assert report.ok and report.created == SLICE, [str(r) for r in report.rejected]
     stored = client.get(index=settings.index, id="apibank_tool_2")["_source"]
     assert stored["raw"]["parameters"] == deep
-    assert ingest_catalog(client, deepest, model, write(tmp_path / "apibank", records)).unchanged == SLICE
+    assert ingest_catalog(client, deepest, model, write_catalog(tmp_path / "apibank", records)).unchanged == SLICE
 
 
 def _every_record_without_text(records: Records) -> None:
@@ -351,7 +344,7 @@ def test_a_lenient_ingest_that_rejects_every_record_creates_no_index_and_no_alia
     base_settings: Any, settings: Any, client: Any, model: Any, tmp_path: Path, records: Records
 ) -> None:
     _every_record_without_text(records)
-    path = write(tmp_path / "apibank", records)
+    path = write_catalog(tmp_path / "apibank", records)
 
     report = ingest_catalog(client, settings, model, path)
     result = run_cli("--opensearch-url", base_settings.opensearch_url, "ingest", str(path), "--index", settings.index,
@@ -368,11 +361,11 @@ def test_a_lenient_ingest_that_rejects_every_record_creates_no_index_and_no_alia
 def test_a_rebuild_from_a_catalog_whose_every_record_is_rejected_leaves_the_index_as_it_was(
     client: Any, settings: Any, model: Any, tmp_path: Path, records: Records
 ) -> None:
-    path = write(tmp_path / "apibank", records)
+    path = write_catalog(tmp_path / "apibank", records)
     ingest_catalog(client, settings, model, path)
     before = set(client.indices.get_alias(name=settings.index))
     _every_record_without_text(records)
-    write(tmp_path / "apibank", records)
+    write_catalog(tmp_path / "apibank", records)
 
     report = ingest_catalog(client, settings, model, path, rebuild=True)
 
@@ -387,7 +380,7 @@ def test_duplicate_ids_keep_the_first_record(
     first_name = records[1]["documentation"]["name"]
     _duplicate_id(records)
 
-    ingest_catalog(client, settings, model, write(tmp_path / "apibank", records))
+    ingest_catalog(client, settings, model, write_catalog(tmp_path / "apibank", records))
 
     kept = client.get(index=settings.index, id="apibank_tool_1", _source_includes=["name"])
     assert kept["_source"]["name"] == first_name == "RegisterUser"
@@ -396,7 +389,7 @@ def test_duplicate_ids_keep_the_first_record(
 def test_strict_ingest_of_a_bad_catalog_leaves_an_existing_index_as_it_was(
     client: Any, settings: Any, model: Any, tmp_path: Path, records: Records
 ) -> None:
-    catalog = write(tmp_path / "apibank", records)
+    catalog = write_catalog(tmp_path / "apibank", records)
     ingest_catalog(client, settings, model, catalog)
     before = client.search(
         index=settings.index, body={"size": 100, "version": True, "_source": ["description"], "query": {"match_all": {}}}
@@ -404,7 +397,7 @@ def test_strict_ingest_of_a_bad_catalog_leaves_an_existing_index_as_it_was(
 
     records[0]["documentation"]["description"] = "A good edit that must not be written alone."
     _no_text(records)
-    write(tmp_path / "apibank", records)
+    write_catalog(tmp_path / "apibank", records)
     with pytest.raises(CatalogRejectedError):
         ingest_catalog(client, settings, model, catalog, strict=True)
 
@@ -431,7 +424,7 @@ TRUNCATIONS = {
 def truncated(request: pytest.FixtureRequest, tmp_path: Path, records: Records) -> tuple[Path, str]:
     """(a catalog file cut short, where it was cut)."""
     text = json.dumps(records, ensure_ascii=False)
-    path = write(tmp_path / "apibank", [])
+    path = write_catalog(tmp_path / "apibank", [])
     path.write_text(TRUNCATIONS[request.param](text), encoding="utf-8")
     return path, request.param
 
@@ -484,7 +477,7 @@ def test_the_ingest_command_refuses_a_cut_short_file_without_a_traceback(
 def test_an_unreachable_node_gives_a_clean_error_naming_the_url(
     tmp_path: Path, records: Records, command: list[str]
 ) -> None:
-    catalog = write(tmp_path / "apibank", records)
+    catalog = write_catalog(tmp_path / "apibank", records)
     args = [part.replace("{catalog}", str(catalog)) for part in command]
 
     result = run_cli("--opensearch-url", "http://127.0.0.1:9", *args)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from tests.catalogs import benchmark_records, write_catalog
 from toolsift.cli.main import cli
 from toolsift.errors import IndexMismatchError
 from toolsift.ingest.pipeline import ingest_catalog
@@ -45,16 +46,7 @@ MCP_SERVERS = tuple(MCP_AGENTS)
 @pytest.fixture()
 def apibank_records(datasets: Path) -> list[dict[str, Any]]:
     """The first APIBank tools, as ToolRet records (a fresh copy per test, free to edit)."""
-    records = json.loads((datasets / "toolret" / "apibank" / "tools.json").read_text(encoding="utf-8"))
-    return copy.deepcopy(records[:APIBANK_SLICE])
-
-
-def write_catalog(folder: Path, data: Any) -> Path:
-    """``<folder>/tools.json``: the loaders name the catalog after the folder (``toolret/apibank``)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "tools.json"
-    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    return path
+    return copy.deepcopy(benchmark_records(datasets, "toolret/apibank")[:APIBANK_SLICE])
 
 
 @pytest.fixture()
@@ -63,8 +55,15 @@ def apibank_catalog(tmp_path: Path, apibank_records: list[dict[str, Any]]) -> Pa
 
 
 @pytest.fixture()
+def ingested_apibank(client: Any, settings: Any, model: Any, apibank_catalog: Path) -> Path:
+    """The APIBank catalog, ingested once already; ``write_catalog(ingested_apibank.parent, ...)`` edits it."""
+    ingest_catalog(client, settings, model, apibank_catalog)
+    return apibank_catalog
+
+
+@pytest.fixture()
 def mcp_servers(datasets: Path) -> list[dict[str, Any]]:
-    servers = json.loads((datasets / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))
+    servers = benchmark_records(datasets, "livemcpbench")
     return [servers[i] for i in MCP_SERVERS]
 
 
@@ -73,39 +72,41 @@ def mcp_catalog(tmp_path: Path, mcp_servers: list[dict[str, Any]]) -> Path:
     return write_catalog(tmp_path / "livemcpbench", mcp_servers)
 
 
+def _function(name: str, description: str, properties: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    """An OpenAI function tool; ``properties`` maps each (required) parameter to its (type, description)."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {key: {"type": kind, "description": text} for key, (kind, text) in properties.items()},
+                "required": list(properties),
+            },
+        },
+    }
+
+
 OPENAI_FUNCTIONS = {
     "tools": [
-        {
-            "type": "function",
-            "function": {
-                "name": "convert_currency",
-                "description": "Convert an amount of money from one currency into another at today's rate.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {
-                        "amount": {"type": "number", "description": "The amount to convert."},
-                        "from_currency": {"type": "string", "description": "ISO code of the source currency."},
-                        "to_currency": {"type": "string", "description": "ISO code of the target currency."},
-                    },
-                    "required": ["amount", "from_currency", "to_currency"],
-                },
+        _function(
+            "convert_currency",
+            "Convert an amount of money from one currency into another at today's rate.",
+            {
+                "amount": ("number", "The amount to convert."),
+                "from_currency": ("string", "ISO code of the source currency."),
+                "to_currency": ("string", "ISO code of the target currency."),
             },
-        },
-        {
-            "type": "function",
-            "function": {
-                "name": "send_sms",
-                "description": "Send a short text message to a phone number.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {
-                        "phone_number": {"type": "string", "description": "Recipient phone number."},
-                        "message": {"type": "string", "description": "The text to send."},
-                    },
-                    "required": ["phone_number", "message"],
-                },
+        ),
+        _function(
+            "send_sms",
+            "Send a short text message to a phone number.",
+            {
+                "phone_number": ("string", "Recipient phone number."),
+                "message": ("string", "The text to send."),
             },
-        },
+        ),
     ]
 }
 
@@ -149,6 +150,12 @@ def apibank_ids(records: list[dict[str, Any]]) -> set[str]:
     return {r["id"] for r in records}
 
 
+def one_parameter(name: str, description_word: str) -> dict[str, Any]:
+    """A nested query: one and the same parameter is named ``name`` and has ``description_word`` in its description."""
+    must = [{"term": {"parameters.name.keyword": name}}, {"match": {"parameters.description": description_word}}]
+    return {"nested": {"path": "parameters", "query": {"bool": {"must": must}}}}
+
+
 # --- a ToolRet catalog ------------------------------------------------------------------------------
 
 
@@ -186,34 +193,8 @@ def test_nested_parameters_keep_each_parameters_name_and_description_together(
     ingest_catalog(client, settings, model, apibank_catalog)
     # ForgotPassword (apibank_tool_4) has a `username` parameter and an `email` parameter: a flattened
     # mapping would match "username whose description mentions email"; nested documents do not.
-    same_parameter = {
-        "nested": {
-            "path": "parameters",
-            "query": {
-                "bool": {
-                    "must": [
-                        {"term": {"parameters.name.keyword": "username"}},
-                        {"match": {"parameters.description": "email"}},
-                    ]
-                }
-            },
-        }
-    }
-    assert ids_of(client, settings.index, same_parameter) == set()
-    email_parameter = {
-        "nested": {
-            "path": "parameters",
-            "query": {
-                "bool": {
-                    "must": [
-                        {"term": {"parameters.name.keyword": "email"}},
-                        {"match": {"parameters.description": "email"}},
-                    ]
-                }
-            },
-        }
-    }
-    assert "apibank_tool_4" in ids_of(client, settings.index, email_parameter)
+    assert ids_of(client, settings.index, one_parameter("username", "email")) == set()
+    assert "apibank_tool_4" in ids_of(client, settings.index, one_parameter("email", "email"))
 
 
 def test_the_index_records_its_embedding_model_and_the_alias_points_at_version_one(
@@ -295,20 +276,14 @@ def test_an_evaluation_index_built_by_other_document_code_is_rebuilt(
 
 
 def test_a_changed_tool_is_updated_and_only_it(
-    client: Any,
-    settings: Any,
-    model: Any,
-    tmp_path: Path,
-    apibank_records: list[dict[str, Any]],
+    client: Any, settings: Any, model: Any, ingested_apibank: Path, apibank_records: list[dict[str, Any]]
 ) -> None:
-    catalog = write_catalog(tmp_path / "apibank", apibank_records)
-    ingest_catalog(client, settings, model, catalog)
     before = write_state(client, settings.index)
 
     new_description = "Remove a reminder of the user permanently, given its id and the user's token."
     apibank_records[6]["documentation"]["description"] = new_description  # DeleteReminder
-    write_catalog(tmp_path / "apibank", apibank_records)
-    report = ingest_catalog(client, settings, model, catalog, approve=True)  # the catalog's author's own edit
+    write_catalog(ingested_apibank.parent, apibank_records)
+    report = ingest_catalog(client, settings, model, ingested_apibank, approve=True)  # the catalog's author's own edit
 
     assert report.ok
     assert (report.created, report.updated, report.unchanged) == (0, 1, APIBANK_SLICE - 1)
@@ -321,19 +296,12 @@ def test_a_changed_tool_is_updated_and_only_it(
 
 
 def test_prune_deletes_the_tools_a_catalog_no_longer_lists(
-    client: Any,
-    settings: Any,
-    model: Any,
-    tmp_path: Path,
-    apibank_records: list[dict[str, Any]],
+    client: Any, settings: Any, model: Any, ingested_apibank: Path, apibank_records: list[dict[str, Any]]
 ) -> None:
-    catalog = write_catalog(tmp_path / "apibank", apibank_records)
-    ingest_catalog(client, settings, model, catalog)
-
     dropped = {apibank_records[3]["id"], apibank_records[9]["id"]}
     kept = [r for r in apibank_records if r["id"] not in dropped]
-    write_catalog(tmp_path / "apibank", kept)
-    report = ingest_catalog(client, settings, model, catalog, prune=True)
+    write_catalog(ingested_apibank.parent, kept)
+    report = ingest_catalog(client, settings, model, ingested_apibank, prune=True)
 
     assert report.ok
     assert report.deleted == 2
@@ -343,36 +311,24 @@ def test_prune_deletes_the_tools_a_catalog_no_longer_lists(
 
 
 def test_without_prune_tools_missing_from_the_catalog_stay(
-    client: Any,
-    settings: Any,
-    model: Any,
-    tmp_path: Path,
-    apibank_records: list[dict[str, Any]],
+    client: Any, settings: Any, model: Any, ingested_apibank: Path, apibank_records: list[dict[str, Any]]
 ) -> None:
-    catalog = write_catalog(tmp_path / "apibank", apibank_records)
-    ingest_catalog(client, settings, model, catalog)
-
-    write_catalog(tmp_path / "apibank", apibank_records[:-2])
-    report = ingest_catalog(client, settings, model, catalog)
+    write_catalog(ingested_apibank.parent, apibank_records[:-2])
+    report = ingest_catalog(client, settings, model, ingested_apibank)
 
     assert report.deleted == 0
     assert ids_of(client, settings.index, {"match_all": {}}) == apibank_ids(apibank_records)
 
 
 def test_prune_leaves_other_catalogs_in_the_same_index_alone(
-    client: Any,
-    settings: Any,
-    model: Any,
-    tmp_path: Path,
+    client: Any, settings: Any, model: Any, tmp_path: Path, ingested_apibank: Path,
     apibank_records: list[dict[str, Any]],
 ) -> None:
-    catalog = write_catalog(tmp_path / "apibank", apibank_records)
     functions = write_catalog(tmp_path / "fintools", OPENAI_FUNCTIONS)
-    ingest_catalog(client, settings, model, catalog)
     ingest_catalog(client, settings, model, functions)
 
-    write_catalog(tmp_path / "apibank", apibank_records[1:])
-    report = ingest_catalog(client, settings, model, catalog, prune=True)
+    write_catalog(ingested_apibank.parent, apibank_records[1:])
+    report = ingest_catalog(client, settings, model, ingested_apibank, prune=True)
 
     assert report.deleted == 1
     remaining = ids_of(client, settings.index, {"match_all": {}})
@@ -575,7 +531,7 @@ def _digest(client: Any, index: str) -> tuple[int, int, str]:
 def test_an_interrupted_ingest_is_named_unfinished_and_a_rerun_converges_to_a_clean_ingest(
     client: Any, settings: Any, model: Any, datasets: Path, tmp_path: Path
 ) -> None:
-    servers = json.loads((datasets / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))[:12]
+    servers = benchmark_records(datasets, "livemcpbench")[:12]
     catalog = write_catalog(tmp_path / "servers", servers)
     clean = settings.with_overrides(index=f"{settings.index}-clean")
     ingest_catalog(client, clean, model, catalog)

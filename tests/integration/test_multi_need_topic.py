@@ -8,15 +8,14 @@ into their own alias (deleted at the module's end).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.catalogs import benchmark_records, drop_alias, write_catalog
 from toolsift.ingest.pipeline import ingest_catalog
-from toolsift.mappings.index import IndexManager
 from toolsift.search import Searcher
 from toolsift.search.planner import LEXICAL_NEED
 from toolsift.search.request import explanation
@@ -31,19 +30,15 @@ REQUEST = "search the web for recent news about electric cars"
 
 
 def _drop(client: Any) -> None:
-    IndexManager(client, ALIAS).delete_all()
+    drop_alias(client, ALIAS)
     client.indices.delete(index=f"{ALIAS}-approvals", ignore=404)
-    for pipeline_id in client.search_pipeline.get(ignore=404):
-        if pipeline_id.startswith(f"{ALIAS}-"):
-            client.search_pipeline.delete(id=pipeline_id)
 
 
 @pytest.fixture(scope="module")
 def topic_index(client: Any, base_settings: Any, embedder: Any, datasets: Path,
                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    servers = json.loads((datasets / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))
-    catalog = tmp_path_factory.mktemp("topic") / "tools.json"
-    catalog.write_text(json.dumps([servers[i] for i in SERVERS], ensure_ascii=False), encoding="utf-8")
+    servers = benchmark_records(datasets, "livemcpbench")
+    catalog = write_catalog(tmp_path_factory.mktemp("topic"), [servers[i] for i in SERVERS])
     settings = base_settings.with_overrides(index=ALIAS, query_log=False)
     _drop(client)
     report = ingest_catalog(client, settings, embedder, catalog)

@@ -8,7 +8,6 @@ that pipeline behind real HTTP (uvicorn on loopback, bearer token on).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from tests.catalogs import benchmark_records, drop_alias, write_catalog
 from toolsift.cli.main import cli
 from toolsift.ingest.pipeline import ingest_catalog
-from toolsift.mappings.index import IndexManager
 from toolsift.ranker.fusion import FieldWeightRanker
 from toolsift.ranker.ranking_pipeline import RankingPipeline
 from toolsift.ranker.rerankers import CrossEncoderReranker
@@ -38,22 +37,17 @@ QUERIES = (
 
 
 def _drop(client: Any) -> None:
-    IndexManager(client, ALIAS).delete_all()
-    for pipeline_id in client.search_pipeline.get(ignore=404):
-        if pipeline_id.startswith(f"{ALIAS}-"):
-            client.search_pipeline.delete(id=pipeline_id)
+    drop_alias(client, ALIAS)
 
 
 @pytest.fixture(scope="module")
 def settings(client: Any, base_settings: Any, embedder: Any, datasets: Path,
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    tools = json.loads((datasets / "toolret" / "apibank" / "tools.json").read_text(encoding="utf-8"))
-    folder = tmp_path_factory.mktemp("ranker-service") / "apibank"
-    folder.mkdir()
-    (folder / "tools.json").write_text(json.dumps(tools[:30], ensure_ascii=False), encoding="utf-8")
+    tools = benchmark_records(datasets, "toolret/apibank")
+    catalog = write_catalog(tmp_path_factory.mktemp("ranker-service") / "apibank", tools[:30])
     settings = base_settings.with_overrides(index=ALIAS)
     _drop(client)
-    assert ingest_catalog(client, settings, embedder, folder / "tools.json").tools == 30
+    assert ingest_catalog(client, settings, embedder, catalog).tools == 30
     yield settings
     _drop(client)
 

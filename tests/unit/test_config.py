@@ -14,11 +14,19 @@ from toolsift.errors import ConfigError
 pytestmark = pytest.mark.usefixtures("clean_env")
 
 
+def _use_config_file(path: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``text`` written to ``path``, the TOML file ``TOOLSIFT_CONFIG`` names."""
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("TOOLSIFT_CONFIG", str(path))
+    return path
+
+
 @pytest.fixture()
 def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "conf" / "toolsift.toml"
     path.parent.mkdir()
-    path.write_text(
+    return _use_config_file(
+        path,
         'index = "from-file"\n'
         "candidates = 20\n"
         'retriever = "bm25"\n'
@@ -28,10 +36,8 @@ def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "parameters = 0.5\n"
         "response = 0.25\n"
         "examples = 1.0\n",
-        encoding="utf-8",
+        monkeypatch,
     )
-    monkeypatch.setenv("TOOLSIFT_CONFIG", str(path))
-    return path
 
 
 # --- defaults and precedence ------------------------------------------------------------------------------
@@ -131,9 +137,7 @@ def test_field_weights_left_out_keep_their_defaults() -> None:
 
 
 def test_unknown_settings_in_the_file_are_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "typo.toml"
-    path.write_text('indx = "oops"\n', encoding="utf-8")
-    monkeypatch.setenv("TOOLSIFT_CONFIG", str(path))
+    _use_config_file(tmp_path / "typo.toml", 'indx = "oops"\n', monkeypatch)
 
     with pytest.raises(ValidationError, match="indx"):
         Settings()
@@ -151,9 +155,7 @@ def test_get_settings_wraps_a_bad_environment_value_as_a_config_error_naming_it(
 
 
 def test_get_settings_wraps_a_malformed_toml_file_as_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "broken.toml"
-    path.write_text("index = \n", encoding="utf-8")
-    monkeypatch.setenv("TOOLSIFT_CONFIG", str(path))
+    _use_config_file(tmp_path / "broken.toml", "index = \n", monkeypatch)
 
     with pytest.raises(ConfigError, match="invalid toolsift configuration"):
         get_settings()

@@ -9,15 +9,14 @@ here is a small HTTP server on loopback answering each request with the next scr
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from opensearchpy.exceptions import TransportError
 
+from tests.fakes import LoopbackJSONServer
 from toolsift.config import Settings
 from toolsift.opensearch import make_client
 
@@ -38,31 +37,18 @@ def _answer(shards: dict[str, Any], hits: int) -> dict[str, Any]:
             "hits": {"total": {"value": hits, "relation": "eq"}, "hits": [{"_id": f"t{i}"} for i in range(hits)]}}
 
 
-class Scripted:
+class Scripted(LoopbackJSONServer):
     """An HTTP server answering requests with ``bodies`` in turn (the last one again when they run out)."""
 
     def __init__(self, bodies: list[dict[str, Any]]) -> None:
         """``bodies``: each answered with 200, or with its own ``status`` when it has one (an error body)."""
         self.bodies, self.paths = bodies, []
-        script = self
+        super().__init__(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the http.server name
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                script.paths.append(self.path)
-                answer = script.bodies[min(len(script.paths), len(script.bodies)) - 1]
-                body = json.dumps(answer).encode()
-                self.send_response(int(answer.get("status", 200)))
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+    def _answer(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
+        self.paths.append(path)
+        answer = self.bodies[min(len(self.paths), len(self.bodies)) - 1]
+        return int(answer.get("status", 200)), answer
 
 
 @pytest.fixture()

@@ -213,34 +213,39 @@ def test_missing_folder_is_named(tmp_path: Path) -> None:
         load_benchmark(tmp_path / "nowhere")
 
 
-def test_folder_of_no_known_format_says_what_is_expected(tmp_path: Path) -> None:
-    _write(tmp_path / "tools.json", [])
-    with pytest.raises(CatalogError, match=r"not a benchmark folder; expected tools\.json"):
-        load_benchmark(tmp_path)
+#: What ``_toolret`` writes beside the queries: a catalog of one tool.
+TOOLRET_TOOLS = {"tools.json": [{"id": "t1", "documentation": {}}]}
+BEIR_QUERY = {"queries.jsonl": '{"_id": "q1", "text": "x"}\n'}
 
 
-def test_toolret_folder_without_tools_json_names_it(tmp_path: Path) -> None:
-    _write(tmp_path / "queries.json", [])
-    with pytest.raises(CatalogError, match=r"tools\.json: file not found"):
-        load_benchmark(tmp_path)
-
-
-def test_truncated_queries_json_names_the_file_and_position(tmp_path: Path) -> None:
-    _toolret(tmp_path, '[{"id": "q1", "query": "x", ')
-    with pytest.raises(CatalogError, match=r"queries\.json: malformed JSON at line 1"):
-        load_benchmark(tmp_path)
-
-
-def test_query_without_text_names_the_record_and_field(tmp_path: Path) -> None:
-    _toolret(tmp_path, [{"id": "q1", "labels": []}])
-    expected = r"queries\.json: query \[0\] \(id 'q1'\): field 'query'"
+@pytest.mark.parametrize(("files", "expected"), [
+    pytest.param({"tools.json": []}, r"not a benchmark folder; expected tools\.json",
+                 id="a-folder-of-no-known-format-says-what-is-expected"),
+    pytest.param({"queries.json": []}, r"tools\.json: file not found",
+                 id="a-toolret-folder-without-tools-json-names-it"),
+    pytest.param({**TOOLRET_TOOLS, "queries.json": '[{"id": "q1", "query": "x", '},
+                 r"queries\.json: malformed JSON at line 1",
+                 id="truncated-queries-json-names-the-file-and-position"),
+    pytest.param({**TOOLRET_TOOLS, "queries.json": [{"id": "q1", "labels": []}]},
+                 r"queries\.json: query \[0\] \(id 'q1'\): field 'query'",
+                 id="a-query-without-text-names-the-record-and-field"),
+    pytest.param({**TOOLRET_TOOLS, "queries.json": [{"id": "q1", "query": "x", "labels": [{"id": "t1", "relevance": True}]}]},
+                 "relevance must be an integer", id="a-non-integer-relevance-is-rejected"),
+    pytest.param({"corpus.jsonl": '{"_id": "t1", "text": "x"}\n', **BEIR_QUERY,
+                  "qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\tt1\thigh\n"},
+                 r"test\.tsv: line 2: score 'high' is not an integer",
+                 id="a-beir-qrels-line-with-a-bad-score-names-file-and-line"),
+    pytest.param({**BEIR_QUERY, "qrels/test.tsv": "q1\tt1\t1\n"}, r"corpus\.jsonl: file not found",
+                 id="a-beir-folder-without-corpus-names-it"),
+    pytest.param({"all_annotations.json": []}, r"tools\.json: file not found",
+                 id="a-livemcpbench-folder-without-tools-json-names-it"),
+])
+def test_a_bad_benchmark_folder_is_refused_naming_what_is_wrong(
+    tmp_path: Path, files: dict[str, object], expected: str
+) -> None:
+    for name, content in files.items():
+        _write(tmp_path / name, content)
     with pytest.raises(CatalogError, match=expected):
-        load_benchmark(tmp_path)
-
-
-def test_non_integer_relevance_is_rejected(tmp_path: Path) -> None:
-    _toolret(tmp_path, [{"id": "q1", "query": "x", "labels": [{"id": "t1", "relevance": True}]}])
-    with pytest.raises(CatalogError, match="relevance must be an integer"):
         load_benchmark(tmp_path)
 
 
@@ -257,21 +262,6 @@ def test_toolret_labels_absent_from_the_catalog_are_reported_not_dropped(tmp_pat
     assert bench.extra["duplicate_judgements"] == 1
 
 
-def test_beir_qrels_line_with_a_bad_score_names_file_and_line(tmp_path: Path) -> None:
-    _write(tmp_path / "corpus.jsonl", '{"_id": "t1", "text": "x"}\n')
-    _write(tmp_path / "queries.jsonl", '{"_id": "q1", "text": "x"}\n')
-    _write(tmp_path / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\nq1\tt1\thigh\n")
-    with pytest.raises(CatalogError, match=r"test\.tsv: line 2: score 'high' is not an integer"):
-        load_benchmark(tmp_path)
-
-
-def test_beir_folder_without_corpus_names_it(tmp_path: Path) -> None:
-    _write(tmp_path / "queries.jsonl", '{"_id": "q1", "text": "x"}\n')
-    _write(tmp_path / "qrels" / "test.tsv", "q1\tt1\t1\n")
-    with pytest.raises(CatalogError, match=r"corpus\.jsonl: file not found"):
-        load_benchmark(tmp_path)
-
-
 def test_beir_judged_query_without_text_is_an_error(tmp_path: Path) -> None:
     _write(tmp_path / "corpus.jsonl", '{"_id": "t1", "text": "x"}\n')
     _write(tmp_path / "queries.jsonl", '{"_id": "q1", "text": "x"}\nnot json\n')
@@ -281,12 +271,6 @@ def test_beir_judged_query_without_text_is_an_error(tmp_path: Path) -> None:
     _write(tmp_path / "queries.jsonl", '{"_id": "q2", "text": "x"}\n')
     expected = r"queries\.jsonl: 1 query ids of test\.tsv have no text"
     with pytest.raises(CatalogError, match=expected):
-        load_benchmark(tmp_path)
-
-
-def test_livemcpbench_folder_without_tools_json_names_it(tmp_path: Path) -> None:
-    _write(tmp_path / "all_annotations.json", [])
-    with pytest.raises(CatalogError, match=r"tools\.json: file not found"):
         load_benchmark(tmp_path)
 
 

@@ -81,6 +81,13 @@ def _toolret(field: str) -> str:
             f'{{"id": "deep", "documentation": {{"name": "deep_tool", "description": "Deep.", "{field}": @DEEP@}}}}]')
 
 
+def _openapi(deep_path: str) -> str:
+    """An OpenAPI document with a good operation at ``/good`` and ``deep_path`` (its JSON text) at ``/deep``."""
+    return ('{"openapi": "3.0.0", "info": {"title": "Weather"}, "paths": {'
+            '"/good": {"get": {"operationId": "good_tool", "summary": "Finds the weather."}}, '
+            '"/deep": ' + deep_path + "}}")
+
+
 PLACES = {
     "toolret-parameters": Place("toolret", ".json", _toolret("parameters"), "parameters"),
     "toolret-responses": Place("toolret", ".json", _toolret("responses"), "responses"),
@@ -100,21 +107,15 @@ PLACES = {
         '[{"type": "function", "function": ' + GOOD_TOOL + '}, '
         '{"type": "function", "function": {"name": "deep_tool", "description": "Deep.", "parameters": @DEEP@}}]'),
         "function.parameters"),
-    "openapi-parameter-schema": Place("openapi", ".json", (
-        '{"openapi": "3.0.0", "info": {"title": "Weather"}, "paths": {'
-        '"/good": {"get": {"operationId": "good_tool", "summary": "Finds the weather."}}, '
-        '"/deep": {"get": {"operationId": "deep_tool", "summary": "Deep.", '
-        '"parameters": [{"name": "q", "in": "query", "schema": @DEEP@}]}}}}'), "parameters"),
-    "openapi-response-schema": Place("openapi", ".json", (
-        '{"openapi": "3.0.0", "info": {"title": "Weather"}, "paths": {'
-        '"/good": {"get": {"operationId": "good_tool", "summary": "Finds the weather."}}, '
-        '"/deep": {"get": {"operationId": "deep_tool", "summary": "Deep.", "responses": {"200": {'
-        '"description": "ok", "content": {"application/json": {"schema": @DEEP@}}}}}}}}'), "responses"),
-    "openapi-body-schema": Place("openapi", ".json", (
-        '{"openapi": "3.0.0", "info": {"title": "Weather"}, "paths": {'
-        '"/good": {"get": {"operationId": "good_tool", "summary": "Finds the weather."}}, '
-        '"/deep": {"post": {"operationId": "deep_tool", "summary": "Deep.", "requestBody": {'
-        '"content": {"application/json": {"schema": @DEEP@}}}}}}}'), "parameters"),
+    "openapi-parameter-schema": Place("openapi", ".json", _openapi(
+        '{"get": {"operationId": "deep_tool", "summary": "Deep.", '
+        '"parameters": [{"name": "q", "in": "query", "schema": @DEEP@}]}}'), "parameters"),
+    "openapi-response-schema": Place("openapi", ".json", _openapi(
+        '{"get": {"operationId": "deep_tool", "summary": "Deep.", "responses": {"200": {'
+        '"description": "ok", "content": {"application/json": {"schema": @DEEP@}}}}}}'), "responses"),
+    "openapi-body-schema": Place("openapi", ".json", _openapi(
+        '{"post": {"operationId": "deep_tool", "summary": "Deep.", "requestBody": {'
+        '"content": {"application/json": {"schema": @DEEP@}}}}}'), "parameters"),
     "openapi-yaml-parameter-schema": Place("openapi", ".yaml", (
         'openapi: "3.0.0"\ninfo: {title: Weather}\npaths:\n'
         '  /good: {get: {operationId: good_tool, summary: Finds the weather.}}\n'

@@ -192,12 +192,6 @@ def test_a_field_the_catalog_filled_is_not_derived() -> None:
     assert (tool.response, tool.examples, tool.derived) == ("a number", ("add two numbers",), ())
 
 
-def test_a_description_that_is_not_text_is_read_as_text_with_a_note() -> None:
-    tool = doc({"name": "n", "description": ["Forecasts.", "By city."]})
-    assert tool.description == "Forecasts.; By city."
-    assert tool.schema_notes == ("field 'description': expected text, got a list; read as text",)
-
-
 # --- parameters: shapes ------------------------------------------------------------------------------
 
 
@@ -504,10 +498,18 @@ def test_response_is_taken_from_any_of_its_synonyms(key: str) -> None:
     assert doc({"name": "n", key: "A number."}).response == "A number."
 
 
-def test_a_response_of_another_type_is_read_as_text() -> None:
-    tool = doc({"name": "n", "returns": 3})
-    assert tool.response == "3"
-    assert tool.schema_notes == ("field 'returns': expected text, got a number; read as text",)
+@pytest.mark.parametrize(("documentation", "field", "text", "note"), [
+    pytest.param({"name": "n", "description": ["Forecasts.", "By city."]}, "description", "Forecasts.; By city.",
+                 "field 'description': expected text, got a list; read as text", id="a-description-that-is-a-list"),
+    pytest.param({"name": "n", "returns": 3}, "response", "3",
+                 "field 'returns': expected text, got a number; read as text", id="a-response-that-is-a-number"),
+])
+def test_a_text_field_of_another_type_is_read_as_text_with_a_note(
+    documentation: dict[str, Any], field: str, text: str, note: str
+) -> None:
+    tool = doc(documentation)
+    assert getattr(tool, field) == text
+    assert tool.schema_notes == (note,)
 
 
 # --- examples and the Tool-DE profile ----------------------------------------------------------------

@@ -37,6 +37,15 @@ RAW_TEXT = {"type": "text", "fields": {"raw": {"type": "keyword", "ignore_above"
 STORED = {"type": "object", "enabled": False}
 SETTINGS = {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}}
 
+
+def hand_written(schema: str, version: int, properties: dict[str, Any], *, settings: dict[str, Any] = SETTINGS,
+                 meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A body as it was written by hand: ``settings``, then a strict mapping whose ``_meta`` names the
+    ``schema``, its ``version`` and ``meta``, and ``properties`` (in this order, as ``json.dumps`` sees it)."""
+    toolsift = {"schema": schema, "schema_version": version, **(meta or {})}
+    return {"settings": settings, "mappings": {"dynamic": "strict", "_meta": {"toolsift": toolsift}, "properties": properties}}
+
+
 #: Each side index: (its record, its body, field → the mapping's type).
 FIELD_TYPES: dict[str, tuple[type, dict[str, Any], dict[str, str]]] = {
     "querylog": (QueryLogDoc, query_log_index_body(), {
@@ -84,71 +93,43 @@ def test_the_derived_mapping_has_the_expected_field_types_in_the_records_order(n
 
 def test_the_query_log_body_is_the_one_written_by_hand_before() -> None:
     """Version 2 added who an answer was given to (``request_id``, ``tenant``, ``key``, ``answered_ids``)."""
-    expected = {
-        "settings": SETTINGS,
-        "mappings": {
-            "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "querylog", "schema_version": 2}},
-            "properties": {
-                "timestamp": {"type": "date"}, "request": RAW_TEXT,
-                "level": KEYWORD, "method": KEYWORD, "retriever": KEYWORD, "index": KEYWORD,
-                "ranker": KEYWORD, "reranker": KEYWORD, "weights_version": KEYWORD, "source": KEYWORD,
-                "degraded": {"type": "boolean"}, "degraded_reason": {"type": "text"},
-                "latency_ms": FLOAT, "tool_ids": KEYWORD, "top_tool": KEYWORD, "agent_ids": KEYWORD,
-                "answer": STORED, "request_id": KEYWORD, "tenant": KEYWORD, "key": KEYWORD, "answered_ids": KEYWORD,
-            },
-        },
-    }
+    expected = hand_written("querylog", 2, {
+        "timestamp": {"type": "date"}, "request": RAW_TEXT,
+        "level": KEYWORD, "method": KEYWORD, "retriever": KEYWORD, "index": KEYWORD,
+        "ranker": KEYWORD, "reranker": KEYWORD, "weights_version": KEYWORD, "source": KEYWORD,
+        "degraded": {"type": "boolean"}, "degraded_reason": {"type": "text"},
+        "latency_ms": FLOAT, "tool_ids": KEYWORD, "top_tool": KEYWORD, "agent_ids": KEYWORD,
+        "answer": STORED, "request_id": KEYWORD, "tenant": KEYWORD, "key": KEYWORD, "answered_ids": KEYWORD,
+    })
     assert json.dumps(query_log_index_body()) == json.dumps(expected)
 
 
 def test_the_eval_runs_body_is_the_one_written_by_hand_before() -> None:
-    expected = {
-        "settings": SETTINGS,
-        "mappings": {
-            "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "evalruns", "schema_version": 1}},
-            "properties": {
-                "run_id": KEYWORD, "recorded_at": {"type": "date"},
-                "query_set": KEYWORD, "dataset_path": KEYWORD, "index": KEYWORD,
-                "kind": KEYWORD, "method": KEYWORD, "retriever": KEYWORD, "row": KEYWORD,
-                "main": {"type": "boolean"}, "queries": {"type": "integer"},
-                "ndcg_10": FLOAT, "recall_10": FLOAT, "tracc": FLOAT, "ndcg_5": FLOAT, "recall_5": FLOAT,
-                "latency_p50_ms": FLOAT, "latency_p95_ms": FLOAT, "duration_s": FLOAT,
-                "weights_version": KEYWORD, "source": KEYWORD, "git_commit": KEYWORD,
-                "metrics": STORED,
-            },
-        },
-    }
+    expected = hand_written("evalruns", 1, {
+        "run_id": KEYWORD, "recorded_at": {"type": "date"},
+        "query_set": KEYWORD, "dataset_path": KEYWORD, "index": KEYWORD,
+        "kind": KEYWORD, "method": KEYWORD, "retriever": KEYWORD, "row": KEYWORD,
+        "main": {"type": "boolean"}, "queries": {"type": "integer"},
+        "ndcg_10": FLOAT, "recall_10": FLOAT, "tracc": FLOAT, "ndcg_5": FLOAT, "recall_5": FLOAT,
+        "latency_p50_ms": FLOAT, "latency_p95_ms": FLOAT, "duration_s": FLOAT,
+        "weights_version": KEYWORD, "source": KEYWORD, "git_commit": KEYWORD,
+        "metrics": STORED,
+    })
     assert json.dumps(eval_runs_index_body()) == json.dumps(expected)
 
 
 def test_the_workbench_bodies_are_the_ones_written_by_hand_before() -> None:
     """Version 2 added the writer's ``tenant`` to both."""
-    judgments = {
-        "settings": SETTINGS,
-        "mappings": {
-            "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "judgments", "schema_version": 2}},
-            "properties": {
-                "judged_at": {"type": "date"}, "query": RAW_TEXT,
-                "query_set": KEYWORD, "index": KEYWORD, "tool_id": KEYWORD, "tool_name": KEYWORD,
-                "agent_id": KEYWORD, "relevant": {"type": "boolean"}, "grade": {"type": "integer"},
-                "source": KEYWORD, "weights_version": KEYWORD, "tenant": KEYWORD,
-            },
-        },
-    }
-    query_sets = {
-        "settings": SETTINGS,
-        "mappings": {
-            "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "querysets", "schema_version": 2}},
-            "properties": {
-                "name": KEYWORD, "index": KEYWORD, "origin": KEYWORD, "created": {"type": "date"},
-                "size": {"type": "integer"}, "queries": STORED, "tenant": KEYWORD,
-            },
-        },
-    }
+    judgments = hand_written("judgments", 2, {
+        "judged_at": {"type": "date"}, "query": RAW_TEXT,
+        "query_set": KEYWORD, "index": KEYWORD, "tool_id": KEYWORD, "tool_name": KEYWORD,
+        "agent_id": KEYWORD, "relevant": {"type": "boolean"}, "grade": {"type": "integer"},
+        "source": KEYWORD, "weights_version": KEYWORD, "tenant": KEYWORD,
+    })
+    query_sets = hand_written("querysets", 2, {
+        "name": KEYWORD, "index": KEYWORD, "origin": KEYWORD, "created": {"type": "date"},
+        "size": {"type": "integer"}, "queries": STORED, "tenant": KEYWORD,
+    })
     assert json.dumps(judgments_index_body()) == json.dumps(judgments)
     assert json.dumps(query_sets_index_body()) == json.dumps(query_sets)
 
@@ -161,22 +142,15 @@ def test_the_history_body_is_the_one_written_by_hand_before() -> None:
         "method": {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil",
                    "parameters": {"m": 16, "ef_construction": 128}},
     }
-    expected = {
-        "settings": {
-            "index": {"knn": True, "number_of_shards": 1, "auto_expand_replicas": "0-1"},
-            "analysis": build_settings()["analysis"],
-        },
-        "mappings": {
-            "dynamic": "strict",
-            "_meta": {"toolsift": {"schema": "history", "schema_version": 3, "embedding_model": "m", "k": 3}},
-            "properties": {
-                "kind": KEYWORD, "bundle_id": KEYWORD, "tools": KEYWORD,
-                "text": {"type": "text", "analyzer": "toolsift_text"},
-                "vector": knn, "n_queries": {"type": "integer"},
-                "tenants": {"type": "keyword"},
-            },
-        },
-    }
+    expected = hand_written("history", 3, {
+        "kind": KEYWORD, "bundle_id": KEYWORD, "tools": KEYWORD,
+        "text": {"type": "text", "analyzer": "toolsift_text"},
+        "vector": knn, "n_queries": {"type": "integer"},
+        "tenants": {"type": "keyword"},
+    }, settings={
+        "index": {"knn": True, "number_of_shards": 1, "auto_expand_replicas": "0-1"},
+        "analysis": build_settings()["analysis"],
+    }, meta={"embedding_model": "m", "k": 3})
     assert json.dumps(history_index_body(8, {"embedding_model": "m", "k": 3})) == json.dumps(expected)
 
 

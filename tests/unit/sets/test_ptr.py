@@ -10,14 +10,7 @@ import pytest
 from toolsift.errors import ConfigError
 from toolsift.sets.history_store import AcquiredBundle
 from toolsift.records import Bundle
-from toolsift.sets.ptr import (
-    PTRConfig,
-    SetCandidate,
-    SetEvidence,
-    calibrate,
-    calibrate_cold,
-    recommend_set,
-)
+from toolsift.sets.ptr import PTRConfig, SetCandidate, SetEvidence, calibrate, calibrate_cold, recommend_set
 
 NEVER_TRIM = PTRConfig(keep_threshold=-1.0, solve_threshold=-1.0)
 
