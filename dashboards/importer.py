@@ -24,7 +24,6 @@ from typing import Any
 import httpx
 
 from toolsift.errors import ClusterError, ConfigError
-from toolsift.plain import attributes
 
 __all__ = [
     "DEFAULT_URL",
@@ -63,7 +62,10 @@ class ImportSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            **attributes(self, "url", "source", "success_count", "overwrite"),
+            "url": self.url,
+            "source": self.source,
+            "success_count": self.success_count,
+            "overwrite": self.overwrite,
             "objects": [{"type": t, "id": i, "title": title} for t, i, title in self.objects],
         }
 

@@ -25,7 +25,6 @@ from toolsift.ingest.loaders.mcp import tool_id_for as mcp_tool_id
 from toolsift.ingest.pipeline import IngestReport, catalog_current, ingest_catalog
 from toolsift.mappings.index import IndexManager
 from toolsift.search import Method, Searcher
-from toolsift.plain import attributes
 
 __all__ = ["EvalResult", "run_eval", "eval_index_name", "model_alias", "latency_summary", "ensure_eval_index",
            "ranked_run"]
@@ -120,9 +119,16 @@ class EvalResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            **attributes(self, "dataset", "method", "retriever", "n_queries"),
+            "dataset": self.dataset,
+            "method": self.method,
+            "retriever": self.retriever,
+            "n_queries": self.n_queries,
             "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
-            **attributes(self, "index", "embedding_model", "latency_ms", "protocol", "ingest"),
+            "index": self.index,
+            "embedding_model": self.embedding_model,
+            "latency_ms": self.latency_ms,
+            "protocol": self.protocol,
+            "ingest": self.ingest,
         }
 
 

@@ -59,7 +59,6 @@ from toolsift.ingest.version import document_builder_version
 from toolsift.mappings import AgentDoc, F, ToolDoc, tool_routing
 from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import BulkRetry, bulk_loading, node_refused_error, refusal
-from toolsift.plain import attributes
 
 __all__ = [
     "tenants_for",
@@ -133,14 +132,30 @@ class IngestReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            **attributes(self, "catalog", "format", "index", "agents", "tools", "created", "updated", "unchanged",
-                         "deleted"),
-            **{name: [r.to_dict() for r in getattr(self, name)]
-               for name in ("rejected", "flagged", "risk_flagged", "held", "refused")},
-            **attributes(self, "approved", "failed", "catalog_unchanged"),
+            "catalog": self.catalog,
+            "format": self.format,
+            "index": self.index,
+            "agents": self.agents,
+            "tools": self.tools,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "rejected": [e.to_dict() for e in self.rejected],
+            "flagged": [f.to_dict() for f in self.flagged],
+            "risk_flagged": [r.to_dict() for r in self.risk_flagged],
+            "held": [h.to_dict() for h in self.held],
+            "refused": [h.to_dict() for h in self.refused],
+            "approved": self.approved,
+            "failed": self.failed,
+            "catalog_unchanged": self.catalog_unchanged,
             "seconds": round(self.seconds, 3),
             "embed_seconds": round(self.embed_seconds, 3),
-            **attributes(self, "texts_embedded", "texts_encoded", "texts_cached", "segments", "merge_task"),
+            "texts_embedded": self.texts_embedded,
+            "texts_encoded": self.texts_encoded,
+            "texts_cached": self.texts_cached,
+            "segments": self.segments,
+            "merge_task": self.merge_task,
             "compaction": self.compaction.to_dict() if self.compaction else None,
             "ok": self.ok,
         }

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from toolsift.errors import CatalogRecordError
-from toolsift.plain import attributes
 
 __all__ = [
     "AGENT_ID_PREFIX",
@@ -139,7 +138,13 @@ class FlaggedRecord:
         return f"{self.source} {self.position} (id {self.record_id!r}) [{self.quality}]: " + "; ".join(self.notes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**attributes(self, "source", "position", "record_id", "quality"), "notes": list(self.notes)}
+        return {
+            "source": self.source,
+            "position": self.position,
+            "record_id": self.record_id,
+            "quality": self.quality,
+            "notes": list(self.notes),
+        }
 
 
 @dataclass(frozen=True)
@@ -160,7 +165,8 @@ class RiskFlaggedRecord:
     reasons: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {**attributes(self, "source", "position", "record_id"), "reasons": list(self.reasons)}
+        return {"source": self.source, "position": self.position, "record_id": self.record_id,
+                "reasons": list(self.reasons)}
 
 
 #: A record normalisation accepts.

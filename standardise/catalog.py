@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from toolsift.errors import CatalogRecordError
-from toolsift.plain import attributes
 from toolsift.ingest.loaders import detect_format, load_catalog
 from toolsift.ingest.normalise import DEFAULT_MAX_FIELD_CHARS, normalise_tool
 from toolsift.ingest.raw_records import LoadedRecord, RawAgent, RawTool, RejectedRecord
@@ -78,7 +77,11 @@ class StandardiseReport:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            **attributes(self, "catalog", "format", "out", "tools", "agents_skipped"),
+            "catalog": self.catalog,
+            "format": self.format,
+            "out": self.out,
+            "tools": self.tools,
+            "agents_skipped": self.agents_skipped,
             "sources": dict(self.sources),
             "expansions": dict(self.expansions),
             "rejected": [e.to_dict() for e in self.rejected],
