@@ -32,7 +32,7 @@ import httpx
 from toolsift.config import Retriever, Settings
 from toolsift.encoders.embedding import Embedder
 from toolsift.errors import CatalogError, ConfigError, RankerUnavailableError
-from toolsift.bench.load import free_port
+from toolsift.bench.load import free_port, stop_process
 
 __all__ = ["RankerProcess", "PhaseReport", "run_failover", "read_queries", "PHASES"]
 
@@ -117,11 +117,7 @@ class RankerProcess:
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after 15 s."""
         if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.kill()
+            stop_process(self.process, timeout=15)
         if self._log is not None:
             self._log.close()
             self._log = None

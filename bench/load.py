@@ -40,8 +40,8 @@ from toolsift.access import hash_key, new_key
 from toolsift.config import Settings
 from toolsift.errors import ConfigError, ToolsiftError
 
-__all__ = ["LoadStep", "NoRequestCompletedError", "run_load", "DEFAULT_CLIENTS", "SERVICE_PATHS", "free_port", "serving", "locust_step",
-           "load_environment", "service_command"]
+__all__ = ["LoadStep", "NoRequestCompletedError", "run_load", "DEFAULT_CLIENTS", "SERVICE_PATHS", "free_port", "stop_process", "serving",
+           "locust_step", "load_environment", "service_command"]
 
 #: Client counts stepped through, per service.
 DEFAULT_CLIENTS: tuple[int, ...] = (1, 2, 4, 8, 16)
@@ -70,6 +70,16 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float) -> None:
+    """SIGTERM ``process``, then SIGKILL when it has not exited within ``timeout`` seconds; reaped either way."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _locust() -> str:
@@ -103,11 +113,7 @@ def serving(command: Sequence[str], env: dict[str, str], url: str, timeout: floa
             time.sleep(0.5)
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_process(process, timeout=30)
         log.close()
 
 

@@ -8,20 +8,17 @@ the eval runs, the visualisations over them, a saved search per index and the da
 
 from __future__ import annotations
 
-from toolsift.dashboards.importer import (
-    DEFAULT_URL,
-    ImportSummary,
-    check_saved_objects,
-    import_saved_objects,
-    load_saved_objects,
-    validate_saved_objects,
-)
+from toolsift.lazy import lazy_exports
 
-__all__ = [
-    "DEFAULT_URL",
-    "ImportSummary",
-    "check_saved_objects",
-    "import_saved_objects",
-    "load_saved_objects",
-    "validate_saved_objects",
-]
+#: Public name → the module that defines it, imported on first use (:mod:`toolsift.lazy`).
+_EXPORTS: dict[str, str] = {
+    "DEFAULT_URL": "toolsift.dashboards.importer",
+    "ImportSummary": "toolsift.dashboards.importer",
+    "check_saved_objects": "toolsift.dashboards.importer",
+    "import_saved_objects": "toolsift.dashboards.importer",
+    "load_saved_objects": "toolsift.dashboards.importer",
+    "validate_saved_objects": "toolsift.dashboards.importer",
+}
+
+__all__ = list(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -61,13 +61,7 @@ class ImportSummary:
     objects: list[tuple[str, str, str]] = field(default_factory=list)  # (type, id, title) as sent
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "url": self.url,
-            "source": self.source,
-            "success_count": self.success_count,
-            "overwrite": self.overwrite,
-            "objects": [{"type": t, "id": i, "title": title} for t, i, title in self.objects],
-        }
+        return {**asdict(self), "objects": [{"type": t, "id": i, "title": title} for t, i, title in self.objects]}
 
 
 def read_saved_objects_file(file: Path | None = None) -> tuple[str, str]:

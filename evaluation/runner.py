@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -118,18 +118,7 @@ class EvalResult:
     ingest: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "dataset": self.dataset,
-            "method": self.method,
-            "retriever": self.retriever,
-            "n_queries": self.n_queries,
-            "metrics": {k: round(v, 4) for k, v in self.metrics.items()},
-            "index": self.index,
-            "embedding_model": self.embedding_model,
-            "latency_ms": self.latency_ms,
-            "protocol": self.protocol,
-            "ingest": self.ingest,
-        }
+        return {**asdict(self), "metrics": {k: round(v, 4) for k, v in self.metrics.items()}}
 
 
 def run_eval(

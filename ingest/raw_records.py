@@ -20,7 +20,7 @@ counts), ``"line 40"`` (1-based line of a JSONL file, as editors count), ``"serv
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, TypeAlias
 
 from toolsift.errors import CatalogRecordError
@@ -138,13 +138,7 @@ class FlaggedRecord:
         return f"{self.source} {self.position} (id {self.record_id!r}) [{self.quality}]: " + "; ".join(self.notes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "position": self.position,
-            "record_id": self.record_id,
-            "quality": self.quality,
-            "notes": list(self.notes),
-        }
+        return {**asdict(self), "notes": list(self.notes)}
 
 
 @dataclass(frozen=True)
@@ -165,8 +159,7 @@ class RiskFlaggedRecord:
     reasons: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "position": self.position, "record_id": self.record_id,
-                "reasons": list(self.reasons)}
+        return {**asdict(self), "reasons": list(self.reasons)}
 
 
 #: A record normalisation accepts.

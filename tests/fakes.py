@@ -64,6 +64,7 @@ __all__ = [
     "ScriptedLLM",
     "fake_java_home",
     "LoopbackJSONServer",
+    "chat_completion",
     "SizedCounter",
     "sized",
     "FakeOpenSearch",
@@ -151,13 +152,16 @@ class ScriptedLLM:
 
 
 class LoopbackJSONServer:
-    """An HTTP server on a free loopback port (``url`` is its root) answering each POST with JSON:
-    ``answer(path, headers, body)`` gives the status and the JSON value for the request's path, its
-    headers (names lower-cased) and its raw body. Not serving yet: run ``server.serve_forever`` in a
-    thread, and ``server.shutdown()`` / ``server.server_close()`` after."""
+    """An HTTP server on a free loopback port (``url`` is its root) answering each POST (and GET, with an
+    empty body) with JSON: ``answer(path, headers, body)`` gives the status and the JSON value for the
+    request's path, its headers (names lower-cased) and its raw body. Not serving yet: run
+    ``server.serve_forever`` in a thread, and ``server.shutdown()`` / ``server.server_close()`` after."""
 
     def __init__(self, answer: Callable[[str, dict[str, str], bytes], tuple[int, Any]]) -> None:
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                self.do_POST()
+
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 status, value = answer(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
@@ -173,6 +177,13 @@ class LoopbackJSONServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+def chat_completion(content: str, *, model: str, completion_id: str = "x") -> dict[str, Any]:
+    """An OpenAI chat-completions answer whose one choice says ``content``."""
+    return {"id": completion_id, "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
 
 # --- the JDK --------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests.catalogs import write_catalog
 from tests.conftest import not_applicable
 from toolsift.ingest.pipeline import ingest_catalog
 from toolsift.query.structured import StructuredQuery
@@ -54,10 +55,7 @@ def _catalog(folder: Path) -> Path:
                  for t in range(TOOLS // 10)]
         servers.append({"name": f"memory-probe-{s}", "description": f"Team {s}'s record tools.", "category": "probe",
                         "tools": {f"memory-probe-{s}": {"tools": tools}}})
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "tools.json"
-    path.write_text(json.dumps(servers), encoding="utf-8")
-    return path
+    return write_catalog(folder, servers)
 
 
 class NodeHeap:

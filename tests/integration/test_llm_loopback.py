@@ -18,8 +18,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,8 @@ import pytest
 from toolsift.config import Settings
 from toolsift.errors import ConfigError, LLMOutputError, LLMUnavailableError
 from toolsift.llm import LLM, LLMCache
+
+from tests.fakes import LoopbackJSONServer, chat_completion
 
 SCHEMA = {"type": "object", "required": ["tags"], "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}
 
@@ -39,40 +40,30 @@ class _Script:
         self.error_code: str | None = None  # the OpenAI error body's "code" of non-200 answers
 
 
-class _Handler(BaseHTTPRequestHandler):
-    script: _Script
+def _answer(script: _Script) -> Callable[[str, dict[str, str], bytes], tuple[int, Any]]:
+    """The chat-completions endpoint: each request recorded, answered with the script's next answer."""
 
-    def log_message(self, *args: Any) -> None:  # keep pytest output clean
-        pass
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.script.requests.append(body)
-        status, content, delay = self.script.answers.pop(0) if self.script.answers else (200, "{}", 0.0)
+    def answer(path: str, headers: dict[str, str], raw: bytes) -> tuple[int, Any]:
+        body = json.loads(raw)
+        script.requests.append(body)
+        status, content, delay = script.answers.pop(0) if script.answers else (200, "{}", 0.0)
         time.sleep(delay)
-        payload = (
-            {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-            if status == 200 else {"error": {"message": content, "type": "error", "code": self.script.error_code}}
-        )
-        raw = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
+        if status != 200:
+            return status, {"error": {"message": content, "type": "error", "code": script.error_code}}
+        return status, chat_completion(content, model=body["model"])
+
+    return answer
 
 
 @pytest.fixture()
 def server() -> Iterator[tuple[str, _Script]]:
     script = _Script()
-    handler = type("Handler", (_Handler,), {"script": script})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    loopback = LoopbackJSONServer(_answer(script))
+    thread = threading.Thread(target=loopback.server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", script
-    httpd.shutdown()
+    yield f"{loopback.url}/v1", script
+    loopback.server.shutdown()
+    loopback.server.server_close()
 
 
 def _llm(url: str, tmp_path: Path, **over: Any) -> LLM:

@@ -15,7 +15,6 @@ import json
 import re
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,8 @@ from toolsift.mappings.index import IndexManager
 from toolsift.opensearch import cap_terms
 from toolsift.query.rewrite import REWRITE_INSTRUCTIONS, QueryRewriter
 from toolsift.query.structured import StructuredQuery
+
+from tests.fakes import LoopbackJSONServer, chat_completion
 
 pytestmark = pytest.mark.integration
 
@@ -169,48 +170,24 @@ class ScriptedLLM:
     def __init__(self, script: dict[str, list[dict[str, Any]]]) -> None:
         self.script = script
         self.requests: list[dict[str, Any]] = []
-        owner = self
+        self.loopback = LoopbackJSONServer(self._answer)
+        self.thread = threading.Thread(target=self.loopback.server.serve_forever, daemon=True)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the test log
-                pass
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-                self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
-
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                owner.requests.append(body)
-                task = task_of(body)
-                answers = owner.script.get(task) or []
-                if not answers:
-                    self._send(500, {"error": {"message": f"no scripted answer left for {task}"}})
-                    return
-                content = json.dumps(answers.pop(0))
-                self._send(200, {
-                    "id": f"chatcmpl-{len(owner.requests)}",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body.get("model", "scripted"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                })
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+    def _answer(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, Any]:
+        if path.endswith("/models"):
+            return 200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]}
+        body = json.loads(raw)
+        self.requests.append(body)
+        task = task_of(body)
+        answers = self.script.get(task) or []
+        if not answers:
+            return 500, {"error": {"message": f"no scripted answer left for {task}"}}
+        return 200, chat_completion(json.dumps(answers.pop(0)), model=body.get("model", "scripted"),
+                                    completion_id=f"chatcmpl-{len(self.requests)}")
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        return f"{self.loopback.url}/v1"
 
     def tasks(self) -> list[str]:
         return [task_of(body) for body in self.requests]
@@ -220,8 +197,8 @@ class ScriptedLLM:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.loopback.server.shutdown()
+        self.loopback.server.server_close()
 
 
 @pytest.fixture()
