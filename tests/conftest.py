@@ -25,6 +25,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# A test never asserts on time (speed is a benchmark figure): Hypothesis's per-example deadline is off,
+# so an example that ran slowly because the other worker was busy is not a failure.
+hypothesis_settings.register_profile("toolsift", deadline=None)
+hypothesis_settings.load_profile("toolsift")
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = (REPO / ".." / "shared" / "datasets").resolve()
@@ -85,6 +91,26 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
     outcome = yield
     _fail_missing_prerequisite(outcome.get_result())  # type: ignore[attr-defined]
+
+
+#: The suites that read the one managed node. Under pytest-xdist (``make test`` runs two workers) they
+#: run on one worker, in order, as they do without it; the three-node cluster's tests (ports of their
+#: own) run together on whichever worker is free, and the unit tests spread over both.
+NODE_SUITES = frozenset({"integration", "regression", "security"})
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Hand out work by suite (xdist's ``loadgroup`` cannot: it renames node ids, which pytest 9 ignores)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BySuite(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            suite = nodeid.split("/")[1] if nodeid.startswith("tests/") else ""
+            if suite in NODE_SUITES:
+                return "node"
+            return "cluster" if suite == "cluster" else nodeid
+
+    return BySuite(config, log)
 
 
 def _unavailable(reason: str) -> None:

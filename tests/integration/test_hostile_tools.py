@@ -10,7 +10,6 @@ the real ``toolsift serve mcp`` process) never hand its description over without
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +19,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+
+from tests.environment import subprocess_environment
 
 pytestmark = pytest.mark.integration
 
@@ -134,7 +135,7 @@ def test_the_mcp_server_hands_an_agent_the_flagged_tool_only_with_its_flag(hosti
     from mcp.client.stdio import stdio_client
 
     settings, _ = hostile
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+    env = subprocess_environment()
     env.update({"TOOLSIFT_OPENSEARCH_URL": settings.effective_url, "TOOLSIFT_INDEX": INDEX,
                 "TOOLSIFT_QUERY_LOG": "false"})
 
@@ -158,7 +159,7 @@ def test_bench_prompts_shows_the_obedient_models_answers_never_changing_an_index
     import subprocess
 
     settings, _ = hostile
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+    env = subprocess_environment()
     env.update({"TOOLSIFT_OPENSEARCH_URL": settings.effective_url, "TOOLSIFT_QUERY_LOG": "false"})
     out = tmp_path / "prompts.json"
 

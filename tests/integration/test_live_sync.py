@@ -9,7 +9,6 @@ SDK's; the index is on the real node.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.environment import subprocess_environment
 
 pytestmark = pytest.mark.integration
 
@@ -87,7 +88,7 @@ query_log = false
 name = "notes"
 command = {json.dumps(settings.mcp_sources[0].command)}
 """, encoding="utf-8")
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}, "TOOLSIFT_CONFIG": str(config)}
+    env = subprocess_environment(TOOLSIFT_CONFIG=str(config))
 
     done = subprocess.run([TOOLSIFT, "sync", "--once"], env=env, capture_output=True, text=True, timeout=300)
     status = subprocess.run([TOOLSIFT, "sync", "status", "--json"], env=env, capture_output=True, text=True, timeout=60)
@@ -173,7 +174,7 @@ feedback_index = "{feedback_index}"
 name = "notes"
 command = {json.dumps(settings.mcp_sources[0].command)}
 """, encoding="utf-8")
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}, "TOOLSIFT_CONFIG": str(config)}
+    env = subprocess_environment(TOOLSIFT_CONFIG=str(config))
     client.indices.delete(index=feedback_index, ignore_unavailable=True)
     sync_log = (tmp_path / "sync.log").open("w")
     syncing = subprocess.Popen([TOOLSIFT, "sync"], env=env, stdout=subprocess.DEVNULL, stderr=sync_log, text=True)
@@ -281,9 +282,8 @@ def test_versions_keep_each_definition_deprecate_dropped_tools_and_prune_them_af
 @pytest.mark.slow  # a benchmark command's full drill: `make test-slow` (CI time, docs/contributing.md)
 def test_bench_freshness_times_one_tool_changes_on_a_live_server_and_searches_throughout(
         base_settings: Any, datasets: Path, tmp_path: Path) -> None:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")},
-           "TOOLSIFT_OPENSEARCH_URL": base_settings.effective_url, "TOOLSIFT_QUERY_LOG": "false",
-           "TOOLSIFT_DATA_DIR": str(tmp_path / "data")}
+    env = subprocess_environment(TOOLSIFT_OPENSEARCH_URL=base_settings.effective_url, TOOLSIFT_QUERY_LOG="false",
+                                 TOOLSIFT_DATA_DIR=str(tmp_path / "data"))
     out = tmp_path / "freshness.json"
 
     done = subprocess.run([TOOLSIFT, "bench", "freshness", str(datasets / "livemcpbench"), "--tools", "30",

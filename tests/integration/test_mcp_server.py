@@ -4,7 +4,6 @@ over stdio and over streamable HTTP, on the real node."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import anyio
 import httpx
 import pytest
 
+from tests.environment import subprocess_environment
 from tests.integration.conftest import TenantCatalog
 
 pytestmark = pytest.mark.integration
@@ -28,7 +28,7 @@ CAP = 1_000_000  # the HTTP server's max_body_bytes
 
 
 def _environment(catalog: TenantCatalog, key: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+    env = subprocess_environment()
     env.update({"TOOLSIFT_CONFIG": str(catalog.config_file()), "TOOLSIFT_OPENSEARCH_URL": catalog.settings.effective_url,
                 "TOOLSIFT_INDEX": catalog.settings.index, "TOOLSIFT_FEEDBACK_INDEX": catalog.settings.feedback_index})
     if key is not None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolsift.cli.main import cli
+from tests.environment import subprocess_environment
 
 pytestmark = pytest.mark.integration
 
@@ -113,7 +113,7 @@ def test_no_agent_receives_the_unapproved_definition_over_http_or_mcp(
     searched = httpx.post(f"{url}/v1/search", json={"query": NEED, "format": "mcp", "top_k": 5}, timeout=60).json()
     fetched = httpx.get(f"{url}/v1/tools/{ADD}", params={"format": "mcp"}, timeout=60).json()
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+    env = subprocess_environment()
     env.update({"TOOLSIFT_OPENSEARCH_URL": settings.effective_url, "TOOLSIFT_INDEX": INDEX, "TOOLSIFT_QUERY_LOG": "false"})
 
     async def over_mcp() -> dict[str, Any]:

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from toolsift.errors import ERROR_TABLE, CatalogError
+from tests.environment import subprocess_environment
 
 pytestmark = pytest.mark.integration
 
@@ -364,14 +365,13 @@ def search_api(client: Any, workbench_settings: Any, embedder: Any, serve_app_fo
 def _mcp_rankings(settings: Any, queries: tuple[str, ...]) -> dict[str, list[str]]:
     """Each query's tool ids from ``search_tools`` of ``toolsift serve mcp`` (stdio, the SDK's client)."""
     import json
-    import os
     import sys
 
     import anyio
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+    env = subprocess_environment()
     env.update({"TOOLSIFT_OPENSEARCH_URL": settings.effective_url, "TOOLSIFT_INDEX": settings.index,
                 "TOOLSIFT_LLM_CACHE_DIR": str(settings.llm_cache_dir), "TOOLSIFT_QUERY_LOG": "false"})
     command = str(Path(sys.executable).with_name("toolsift"))

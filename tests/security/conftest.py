@@ -16,7 +16,6 @@ every HTTP call with a timeout.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -30,6 +29,7 @@ import httpx
 import pytest
 
 from tests.conftest import drop_indices, ingest_tenant_slices
+from tests.environment import subprocess_environment
 
 TOOLSIFT = str(Path(sys.executable).with_name("toolsift"))
 #: Every index of the suite (dropped before and after it); outside ``toolsift-test-*``.
@@ -101,7 +101,7 @@ class Deployment:
         return set() if tenant == "*" else {d for d, o in self.owner.items() if o and o != tenant}
 
     def environment(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+        env = subprocess_environment()
         env.update({"TOOLSIFT_CONFIG": str(self.config), "TOOLSIFT_OPENSEARCH_URL": self.settings.effective_url,
                     "HF_HUB_OFFLINE": "1"}, **extra)
         return env

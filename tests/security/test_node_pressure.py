@@ -11,14 +11,14 @@ naming the cause and the remedy (exit 5), and leave no index version behind, ali
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+from tests.catalogs import write_catalog
+from tests.environment import subprocess_environment
 from tests.pressure import RefusingNode
 
 TOOLSIFT = str(Path(sys.executable).with_name("toolsift"))
@@ -41,10 +41,7 @@ def _catalog(folder: Path) -> Path:
                           "inputSchema": {"type": "object", "properties": {}}})
         servers.append({"name": f"pressure-probe-{s}", "description": f"Workspace {s} tools.", "category": "probe",
                         "tools": {f"pressure-probe-{s}": {"tools": tools}}})
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "tools.json"
-    path.write_text(json.dumps(servers), encoding="utf-8")
-    return path
+    return write_catalog(folder, servers)
 
 
 def _managed(settings: Any) -> bool:
@@ -58,7 +55,7 @@ def test_an_ingest_refused_half_way_by_a_full_node_fails_in_one_line_with_the_re
     client: Any, settings: Any, tmp_path: Path
 ) -> None:
     catalog = _catalog(tmp_path / "catalog")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLSIFT_")}
+    env = subprocess_environment()
     env.update(TOOLSIFT_INDEX=settings.index, TOOLSIFT_VECTOR_CACHE_DIR=str(tmp_path / "vectors"),
                TOOLSIFT_DATA_DIR=str(tmp_path / "data"), TOOLSIFT_INGEST_CHUNK_TEXTS="100",
                TOOLSIFT_BULK_MAX_RETRIES="2", TOOLSIFT_BULK_INITIAL_BACKOFF="0.2", HF_HUB_OFFLINE="1")
