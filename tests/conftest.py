@@ -113,20 +113,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return BySuite(config, log)
 
 
-_lowered = False
-
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Under pytest-xdist, a worker lowers its own CPU priority (``os.nice``) before its first unit test:
-    the tests on the node are the run's longest path, and the unit tests fill the time they wait."""
-    global _lowered
-    if _lowered or "PYTEST_XDIST_WORKER" not in os.environ:
-        return
-    if item.path.relative_to(REPO / "tests").parts[0] == "unit":
-        os.nice(10)
-        _lowered = True
-
-
 def _unavailable(reason: str) -> None:
     pytest.skip(f"no OpenSearch node for the integration tests: {reason}")
 
